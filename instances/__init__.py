@@ -1,0 +1,69 @@
+"""Problem instances: dataclasses with validation, file I/O and generators.
+
+``load_instance(path)`` reads any instance file and dispatches on its ``problem`` key.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+from instances.errors import InstanceError
+
+FORMAT = 1
+# problem name -> "module:Class" (imported lazily so one problem's imports never slow another)
+INSTANCE_TYPES = {
+    "spectra": "instances.spectra:SpectraInstance",
+}
+
+
+def instance_class(problem: str):
+    if problem not in INSTANCE_TYPES:
+        raise InstanceError("problem", f"unknown problem {problem!r} (known: "
+                            f"{', '.join(sorted(INSTANCE_TYPES))})")
+    mod, cls = INSTANCE_TYPES[problem].split(":")
+    return getattr(importlib.import_module(mod), cls)
+
+
+def from_dict(d, source: str | None = None):
+    """Validate a parsed instance dict and build the instance object."""
+    try:
+        if not isinstance(d, dict):
+            raise InstanceError("", "top level must be a JSON object")
+        if "problem" not in d:
+            raise InstanceError("problem", "missing")
+        if d.get("format", FORMAT) != FORMAT:
+            raise InstanceError("format", f"unsupported format {d.get('format')!r} (expected {FORMAT})")
+        return instance_class(d["problem"]).from_dict(d)
+    except InstanceError as exc:
+        raise exc.with_source(source) if source else exc
+
+
+def read_json(path: str | Path) -> dict:
+    """Parse an instance file, with malformed JSON reported as a one-line InstanceError."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise InstanceError("", f"cannot read file ({exc.strerror})", str(path))
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InstanceError("", f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+                            str(path))
+
+
+def load_instance(path: str | Path):
+    """Read, validate and build the instance stored in ``path``."""
+    return from_dict(read_json(path), str(path))
+
+
+def save_instance(instance, path: str | Path) -> None:
+    """Write atomically (temp file + rename): a failed write leaves nothing behind."""
+    from toolkit.io import dumps_instance, write_text_atomic
+
+    write_text_atomic(path, dumps_instance(instance.to_dict()))
+
+
+__all__ = ["InstanceError", "load_instance", "save_instance", "from_dict", "read_json",
+           "instance_class", "INSTANCE_TYPES", "FORMAT"]

@@ -1,0 +1,481 @@
+"""Solver backends for gurobipy models: Gurobi, or HiGHS by matrix export.
+
+Every model in this toolkit is built with gurobipy. :func:`solve` runs it on
+
+* ``gurobi`` - Gurobi itself (any licence; the pip licence accepts models up to
+  2000 variables and 2000 constraints);
+* ``highs`` - the embedded HiGHS solver (``highspy``): the model is exported as a
+  matrix (``getA()``, bounds, senses, integrality) and the solution comes back as
+  a vector indexed like ``model.getVars()``;
+* ``auto`` - Gurobi when its licence accepts the model, else HiGHS. The result
+  says which backend ran and why (``backend_reason``).
+
+Extraction code reads values through :meth:`Result.value`, never ``Var.X``, so
+it is backend-blind.
+"""
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass, field, asdict
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+import gurobipy as gp
+from gurobipy import GRB
+
+STATUSES = ("optimal", "feasible", "infeasible", "unbounded", "time_limit_no_solution", "error")
+BACKENDS = ("auto", "gurobi", "highs")
+SIZE_LIMIT = 2000  # pip (size-limited) licence: variables and constraints
+_ERR_SIZE_LIMIT = 10010
+_INF = 1e30  # |bound| >= this is infinite for HiGHS
+
+# Gurobi parameter -> HiGHS option (with a value converter) where one exists.
+HIGHS_PARAM_MAP: dict[str, tuple[str, Any]] = {
+    "TimeLimit": ("time_limit", float),
+    "MIPGap": ("mip_rel_gap", float),
+    "MIPGapAbs": ("mip_abs_gap", float),
+    "Threads": ("threads", int),
+    "Seed": ("random_seed", int),
+    "NodeLimit": ("mip_max_nodes", lambda v: int(float(v))),
+    "SolutionLimit": ("mip_max_improving_sols", int),
+    "FeasibilityTol": ("primal_feasibility_tolerance", float),
+    "OptimalityTol": ("dual_feasibility_tolerance", float),
+    "IntFeasTol": ("mip_feasibility_tolerance", float),
+    "Presolve": ("presolve", lambda v: "off" if int(v) == 0 else "on"),
+    "OutputFlag": ("output_flag", lambda v: bool(int(v))),
+}
+
+
+class BackendError(RuntimeError):
+    """A backend could not be used (unknown name, missing licence, unsupported model)."""
+
+
+@dataclass
+class Result:
+    """One solve, whatever backend ran it (compare ``scipy.optimize.OptimizeResult``)."""
+
+    status: str
+    objective: float | None = None
+    bound: float | None = None
+    gap: float | None = None
+    runtime_s: float = 0.0
+    backend: str = ""
+    backend_reason: str = ""
+    n_vars: int = 0
+    n_int_vars: int = 0
+    n_constrs: int = 0
+    message: str = ""
+    iis_file: str | None = None
+    x: np.ndarray | None = field(default=None, repr=False)  # indexed by Var.index
+
+    @property
+    def has_solution(self) -> bool:
+        return self.x is not None
+
+    def value(self, obj):
+        """Value of a Var (float), MVar (ndarray), tupledict/dict (dict), or list (ndarray)."""
+        if self.x is None:
+            raise BackendError(f"no solution available (status {self.status})")
+        if isinstance(obj, gp.Var):
+            return float(self.x[obj.index])
+        if isinstance(obj, gp.MVar):
+            idx = np.array([v.index for v in np.ravel(obj.tolist())], dtype=np.int64)
+            return self.x[idx].reshape(obj.shape)
+        if isinstance(obj, Mapping):
+            return {k: float(self.x[v.index]) for k, v in obj.items()}
+        if isinstance(obj, (list, tuple)):
+            return np.array([self.x[v.index] for v in obj])
+        if isinstance(obj, (gp.LinExpr,)):
+            return float(obj.getConstant() + sum(
+                obj.getCoeff(i) * self.x[obj.getVar(i).index] for i in range(obj.size())))
+        raise TypeError(f"cannot read a value for {type(obj).__name__}")
+
+    def record(self) -> dict:
+        """The printable fields (no solution vector)."""
+        d = asdict(self)
+        d.pop("x")
+        return d
+
+
+# --------------------------------------------------------------------------------------
+# Environments
+# --------------------------------------------------------------------------------------
+_ENV: gp.Env | None = None
+_ENV_ERROR: str | None = None
+_LICENCE_SIZE_LIMITED: bool | None = None  # learned from errno 10010
+
+
+def gurobi_env() -> gp.Env:
+    """A shared, quiet Gurobi environment (raises BackendError if Gurobi cannot start)."""
+    global _ENV, _ENV_ERROR
+    if _ENV is None and _ENV_ERROR is None:
+        try:
+            env = gp.Env(empty=True)
+            env.setParam("OutputFlag", 0)
+            env.start()
+            _ENV = env
+        except gp.GurobiError as exc:  # no licence at all
+            _ENV_ERROR = f"Gurobi could not start: {exc}"
+    if _ENV is None:
+        raise BackendError(_ENV_ERROR)
+    return _ENV
+
+
+def new_model(name: str = "") -> gp.Model:
+    """A gurobipy model for a builder to fill. Building never needs a full licence."""
+    return gp.Model(name, env=gurobi_env())
+
+
+def model_size(model: gp.Model) -> tuple[int, int, int]:
+    model.update()
+    return model.NumVars, model.NumIntVars, model.NumConstrs
+
+
+def gurobi_size_limited() -> bool:
+    """Whether the Gurobi licence is size-limited, learned once by optimizing a tiny
+    model with SIZE_LIMIT + 1 variables (errno 10010 when it is)."""
+    global _LICENCE_SIZE_LIMITED
+    if _LICENCE_SIZE_LIMITED is None:
+        m = gp.Model("licence_probe", env=gurobi_env())
+        m.addVars(SIZE_LIMIT + 1)
+        try:
+            m.optimize()
+            _LICENCE_SIZE_LIMITED = False
+        except gp.GurobiError as exc:
+            _LICENCE_SIZE_LIMITED = exc.errno == _ERR_SIZE_LIMIT
+        finally:
+            m.dispose()
+    return _LICENCE_SIZE_LIMITED
+
+
+def licence_summary() -> dict[str, str]:
+    """One line per backend saying whether and how it can run (for ``solve.py list``)."""
+    import highspy
+
+    try:
+        gurobi_env()
+        ver = ".".join(map(str, gp.gurobi.version()))
+        lim = (f"size-limited licence (<= {SIZE_LIMIT} vars and constrs)" if gurobi_size_limited()
+               else "full licence")
+        g = f"available, Gurobi {ver}, {lim}"
+    except BackendError as exc:
+        g = f"unavailable: {exc}"
+    h = f"available, HiGHS {highspy.Highs().version()} (embedded)"
+    return {"gurobi": g, "highs": h,
+            "auto": "Gurobi when its licence accepts the model, else HiGHS (reason reported)"}
+
+
+def _choose_backend(model: gp.Model, backend: str) -> tuple[str, str]:
+    if backend not in BACKENDS:
+        raise BackendError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    n, _, m = model_size(model)
+    if backend != "auto":
+        return backend, "requested"
+    try:
+        gurobi_env()
+    except BackendError as exc:
+        return "highs", f"{exc}; using HiGHS"
+    if (n > SIZE_LIMIT or m > SIZE_LIMIT) and gurobi_size_limited():
+        return "highs", (f"Gurobi licence is size-limited ({SIZE_LIMIT} vars/constrs) and the model "
+                         f"has {n} vars, {m} constrs; using HiGHS")
+    return "gurobi", "Gurobi licence accepts the model"
+
+
+# --------------------------------------------------------------------------------------
+# Public entry point
+# --------------------------------------------------------------------------------------
+def solve(model: gp.Model, backend: str = "auto", time_limit: float | None = None,
+          mip_gap: float | None = None, threads: int | None = None,
+          start: Mapping[gp.Var, float] | Iterable[tuple[gp.Var, float]] | None = None,
+          log: str | None = None, params: Mapping[str, Any] | None = None,
+          iis_path: str | None = None) -> Result:
+    """Solve a gurobipy model on the chosen backend and return a :class:`Result`.
+
+    ``start`` is a (possibly partial) MIP start ``{var: value}``; ``log`` a log file path;
+    ``params`` extra Gurobi parameters (mapped to HiGHS options where one exists, else
+    reported in ``message``). Infeasible models are reported as such; with Gurobi an IIS
+    is written to ``iis_path`` when given.
+    """
+    params = dict(params or {})
+    if time_limit is not None:
+        params["TimeLimit"] = time_limit
+    if mip_gap is not None:
+        params["MIPGap"] = mip_gap
+    if threads is not None:
+        params["Threads"] = threads
+    start_items = list(start.items() if isinstance(start, Mapping) else (start or []))
+    chosen, reason = _choose_backend(model, backend)
+    if chosen == "gurobi":
+        res = _solve_gurobi(model, params, start_items, log, iis_path)
+        if res.status == "error" and res.message.startswith("size-limit") and backend == "auto":
+            n, _, m = model_size(model)
+            reason = (f"Gurobi licence is size-limited ({SIZE_LIMIT} vars/constrs) and the model "
+                      f"has {n} vars, {m} constrs; using HiGHS")
+            res = _solve_highs(model, params, start_items, log)
+            chosen = "highs"
+    else:
+        res = _solve_highs(model, params, start_items, log)
+    res.backend, res.backend_reason = chosen, reason
+    res.n_vars, res.n_int_vars, res.n_constrs = model_size(model)
+    _fill_gap(res, model.ModelSense)
+    return res
+
+
+def _fill_gap(res: Result, sense: int) -> None:
+    if res.objective is None or res.bound is None:
+        res.gap = None
+        return
+    if res.status == "optimal" and res.gap is None:
+        res.gap = 0.0
+        return
+    diff = abs(res.objective - res.bound)
+    res.gap = 0.0 if diff <= 1e-9 else (diff / abs(res.objective) if abs(res.objective) > 1e-12
+                                         else math.inf)
+
+
+# --------------------------------------------------------------------------------------
+# Gurobi
+# --------------------------------------------------------------------------------------
+def _solve_gurobi(model, params, start_items, log, iis_path) -> Result:
+    global _LICENCE_SIZE_LIMITED
+    model.update()
+    model.setParam("OutputFlag", 0)
+    if log:
+        model.setParam("LogFile", log)
+    for name, val in params.items():
+        try:
+            model.setParam(name, val)
+        except gp.GurobiError as exc:
+            return Result("error", message=f"Gurobi parameter {name}={val!r}: {exc}")
+    if start_items:
+        model.NumStart = 1  # resets earlier starts
+        for v, val in start_items:
+            v.Start = val
+    t0 = time.perf_counter()
+    try:
+        model.optimize()
+    except gp.GurobiError as exc:
+        if exc.errno == _ERR_SIZE_LIMIT:
+            _LICENCE_SIZE_LIMITED = True
+            return Result("error", message=f"size-limit: {exc}")
+        return Result("error", message=f"Gurobi error {exc.errno}: {exc}",
+                      runtime_s=time.perf_counter() - t0)
+    runtime = time.perf_counter() - t0
+    st = model.Status
+    if st == GRB.INF_OR_UNBD:  # disambiguate
+        model.setParam("DualReductions", 0)
+        model.optimize()
+        st = model.Status
+        model.setParam("DualReductions", 1)
+    has_sol = model.SolCount > 0
+    res = Result(_gurobi_status(st, has_sol), runtime_s=runtime)
+    if has_sol:
+        res.x = np.array(model.getAttr("X", model.getVars()), dtype=float)
+        res.objective = float(model.ObjVal)
+        res.bound = float(model.ObjBound) if model.IsMIP else float(model.ObjVal)
+        if model.IsMIP:
+            res.gap = float(model.MIPGap)
+    if res.status == "infeasible":
+        res.message = "model is infeasible"
+        if iis_path:
+            try:
+                model.computeIIS()
+                model.write(iis_path)
+                res.iis_file = iis_path
+                res.message += f"; IIS written to {iis_path}"
+            except gp.GurobiError as exc:
+                res.message += f"; IIS failed: {exc}"
+    elif res.status == "error":
+        res.message = f"Gurobi status {st}"
+    return res
+
+
+def _gurobi_status(st: int, has_sol: bool) -> str:
+    if st == GRB.OPTIMAL:
+        return "optimal"
+    if st == GRB.INFEASIBLE:
+        return "infeasible"
+    if st == GRB.UNBOUNDED:
+        return "unbounded"
+    if st in (GRB.TIME_LIMIT, GRB.NODE_LIMIT, GRB.SOLUTION_LIMIT, GRB.INTERRUPTED,
+              GRB.ITERATION_LIMIT, GRB.SUBOPTIMAL, GRB.USER_OBJ_LIMIT, GRB.WORK_LIMIT,
+              GRB.MEM_LIMIT):
+        return "feasible" if has_sol else "time_limit_no_solution"
+    return "error"
+
+
+# --------------------------------------------------------------------------------------
+# HiGHS by matrix export
+# --------------------------------------------------------------------------------------
+def export_matrix(model: gp.Model) -> dict:
+    """The model as arrays: c, offset, sense, A (CSR), row bounds, column bounds, integrality."""
+    model.update()
+    if model.NumQConstrs or model.NumSOS or model.NumGenConstrs or model.NumQNZs:
+        raise BackendError("HiGHS export supports linear (MI)LPs only: the model has quadratic, "
+                           "SOS or general constraints")
+    if model.NumObj > 1:
+        raise BackendError("HiGHS export: use solve_lexicographic for multiple objectives")
+    vars_ = model.getVars()
+    constrs = model.getConstrs()
+    A = model.getA().tocsr() if constrs else sp.csr_matrix((0, len(vars_)))
+    lb = np.array(model.getAttr("LB", vars_), dtype=float)
+    ub = np.array(model.getAttr("UB", vars_), dtype=float)
+    vtype = np.array(model.getAttr("VType", vars_)) if vars_ else np.array([], dtype=str)
+    c = np.array(model.getAttr("Obj", vars_), dtype=float)
+    rhs = np.array(model.getAttr("RHS", constrs), dtype=float)
+    sense = np.array(model.getAttr("Sense", constrs)) if constrs else np.array([], dtype=str)
+    rlo = np.where(sense == "<", -np.inf, rhs)
+    rup = np.where(sense == ">", np.inf, rhs)
+    integ = np.zeros(len(vars_), dtype=np.int32)
+    integ[(vtype == "B") | (vtype == "I")] = 1
+    integ[vtype == "S"] = 2
+    integ[vtype == "N"] = 3
+    isb = vtype == "B"
+    lb[isb] = np.maximum(lb[isb], 0.0)
+    ub[isb] = np.minimum(ub[isb], 1.0)
+    lb[lb <= -_INF] = -np.inf
+    ub[ub >= _INF] = np.inf
+    return dict(c=c, offset=float(model.ObjCon), sense=int(model.ModelSense), A=A, rlo=rlo,
+                rup=rup, lb=lb, ub=ub, integrality=integ)
+
+
+def _solve_highs(model, params, start_items, log) -> Result:
+    import highspy
+
+    try:
+        mx = export_matrix(model)
+    except BackendError as exc:
+        return Result("error", message=str(exc))
+    n = len(mx["c"])
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    ignored = []
+    for name, val in params.items():
+        if name not in HIGHS_PARAM_MAP:
+            ignored.append(name)
+            continue
+        opt, conv = HIGHS_PARAM_MAP[name]
+        if opt == "threads":
+            continue  # HiGHS' thread pool is process-global; set through highs_threads below
+        h.setOptionValue(opt, conv(val))
+    if "Threads" in params:
+        _highs_threads(int(params["Threads"]))
+    if log:
+        h.setOptionValue("log_file", log)
+        h.setOptionValue("output_flag", True)
+        h.setOptionValue("log_to_console", False)
+    A = mx["A"]
+    m = A.shape[0]
+    is_mip = bool(np.any(mx["integrality"]))
+    h.passModel(n, m, A.nnz, 2, mx["sense"], mx["offset"], mx["c"], mx["lb"], mx["ub"],
+                mx["rlo"], mx["rup"], A.indptr.astype(np.int32), A.indices.astype(np.int32),
+                A.data.astype(float), mx["integrality"])
+    if start_items and is_mip:
+        idx = np.array([v.index for v, _ in start_items], dtype=np.int32)
+        val = np.array([float(x) for _, x in start_items], dtype=float)
+        h.setSolution(len(idx), idx, val)
+    t0 = time.perf_counter()
+    h.run()
+    runtime = time.perf_counter() - t0
+    ms = h.getModelStatus()
+    info = h.getInfo()
+    has_sol = info.primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible
+    S = highspy.HighsModelStatus
+    if ms == S.kOptimal:
+        status = "optimal"
+    elif ms == S.kInfeasible:
+        status = "infeasible"
+    elif ms == S.kUnbounded:
+        status = "unbounded"
+    elif ms == S.kUnboundedOrInfeasible:
+        status = _highs_disambiguate(mx)
+    elif ms in (S.kTimeLimit, S.kIterationLimit, S.kSolutionLimit, S.kInterrupt,
+                S.kObjectiveBound, S.kObjectiveTarget, S.kMemoryLimit, S.kHighsInterrupt):
+        status = "feasible" if has_sol else "time_limit_no_solution"
+    elif ms == S.kModelEmpty:
+        status, has_sol = "optimal", True
+    else:
+        status = "error"
+    res = Result(status, runtime_s=runtime)
+    if has_sol and status in ("optimal", "feasible"):
+        res.x = np.array(h.getSolution().col_value, dtype=float) if n else np.zeros(0)
+        res.objective = float(info.objective_function_value) if n else mx["offset"]
+        if is_mip:
+            res.bound = float(info.mip_dual_bound)
+            if status == "optimal" and not math.isfinite(res.bound):
+                res.bound = res.objective
+            res.gap = float(info.mip_gap) if math.isfinite(info.mip_gap) else None
+        else:
+            res.bound = res.objective
+    if status == "infeasible":
+        res.message = "model is infeasible (HiGHS; no IIS file: use --backend gurobi on a small model)"
+    elif status == "error":
+        res.message = f"HiGHS model status {h.modelStatusToString(ms)}"
+    if ignored:
+        res.message = (res.message + "; " if res.message else "") + \
+            "no HiGHS equivalent, ignored: " + ", ".join(ignored)
+    return res
+
+
+def _highs_disambiguate(mx) -> str:
+    """Infeasible or unbounded? Resolve with a zero objective (feasibility only)."""
+    import highspy
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    A = mx["A"]
+    n = len(mx["c"])
+    h.passModel(n, A.shape[0], A.nnz, 2, 1, 0.0, np.zeros(n), mx["lb"], mx["ub"], mx["rlo"],
+                mx["rup"], A.indptr.astype(np.int32), A.indices.astype(np.int32),
+                A.data.astype(float), mx["integrality"])
+    h.run()
+    return "infeasible" if h.getModelStatus() == highspy.HighsModelStatus.kInfeasible else "unbounded"
+
+
+_HIGHS_THREADS_SET: int | None = None
+
+
+def _highs_threads(k: int) -> None:
+    """HiGHS sizes its global scheduler once per process; later requests are ignored."""
+    global _HIGHS_THREADS_SET
+    if _HIGHS_THREADS_SET is None:
+        import highspy
+
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("threads", max(1, k))
+        _HIGHS_THREADS_SET = k
+
+
+# --------------------------------------------------------------------------------------
+# Lexicographic objectives
+# --------------------------------------------------------------------------------------
+def solve_lexicographic(model: gp.Model, objectives: Sequence[gp.LinExpr],
+                        rel_tol: float = 0.0, abs_tol: float = 1e-6, **solve_kw) -> list[Result]:
+    """Minimize ``objectives`` in order, each stage with the earlier optima fixed.
+
+    Stage j+1 adds ``obj_j <= z_j* + max(abs_tol, rel_tol*|z_j*|)`` (constraint
+    ``lex_stage<j>``) and starts from stage j's solution. Uses only gurobipy constraints,
+    so Gurobi and HiGHS see the identical stage models. Returns one Result per stage
+    that ran; it stops at the first stage without a solution. The added constraints
+    stay in the model (the last stage's model is what the final result refers to).
+    """
+    results: list[Result] = []
+    vars_ = None
+    for j, expr in enumerate(objectives):
+        model.setObjective(expr, GRB.MINIMIZE)
+        start = None
+        if results and results[-1].has_solution:
+            vars_ = vars_ or model.getVars()
+            start = list(zip(vars_, results[-1].x))
+        res = solve(model, start=start, **solve_kw)
+        results.append(res)
+        if not res.has_solution or j == len(objectives) - 1:
+            break
+        z = res.objective
+        model.addConstr(expr <= z + max(abs_tol, rel_tol * abs(z)), name=f"lex_stage{j + 1}")
+    return results

@@ -1,0 +1,364 @@
+#!/usr/bin/env python3
+"""OCS optimization toolkit: command line (contract in DESIGN.md; see README).
+
+    python solve.py list
+    python solve.py solve FILE... [--method M] [--backend auto|gurobi|highs] ...
+    python solve.py batch PATH... [--methods M1,M2] [--workers N] [--scheduler ADDR] [--out CSV]
+    python solve.py gap FILE... --methods M1,M2
+    python solve.py generate PROBLEM [--param value ...] -o FILE
+    python solve.py reproduce TARGET [--quick]
+
+Exit codes: 0 ok, 2 bad input (the message names the file and field), 1 solver or
+internal failure (including a solution the checker rejects).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
+TABLE_COLS = ("name", "method", "backend", "status", "objective", "bound", "gap", "runtime_s",
+              "verified")
+
+
+class BadInput(Exception):
+    """Command-line input error: printed as one line, exit 2."""
+
+
+# --------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------
+def _kv(items, what: str) -> dict:
+    out = {}
+    for it in items or []:
+        if "=" not in it:
+            raise BadInput(f"{what} {it!r}: expected NAME=VALUE")
+        k, v = it.split("=", 1)
+        out[k.strip()] = _num(v.strip())
+    return out
+
+
+def _num(v: str):
+    for conv in (int, float):
+        try:
+            return conv(v)
+        except ValueError:
+            pass
+    return v
+
+
+def _config(args):
+    from toolkit.registry import RunConfig
+
+    if args.time_limit is not None and args.time_limit <= 0:
+        raise BadInput(f"--time-limit must be > 0, got {args.time_limit}")
+    if args.mip_gap is not None and args.mip_gap < 0:
+        raise BadInput(f"--mip-gap must be >= 0, got {args.mip_gap}")
+    if args.threads is not None and args.threads < 1:
+        raise BadInput(f"--threads must be >= 1, got {args.threads}")
+    return RunConfig(backend=args.backend, time_limit=args.time_limit, mip_gap=args.mip_gap,
+                     threads=args.threads, params=_kv(args.param, "--param"),
+                     options=_kv(args.option, "--option"))
+
+
+def _fmt(v):
+    if v is None or (isinstance(v, str) and v == ""):
+        return "-"
+    if isinstance(v, str):
+        try:
+            v = float(v) if v.lower() not in ("nan", "true", "false") else v
+        except ValueError:
+            return v
+    if isinstance(v, float):
+        return "inf" if math.isinf(v) else f"{v:.6g}"
+    return str(v)
+
+
+def print_records(recs: list[dict], fmt: str, extra: list[str] | None = None, stream=sys.stdout):
+    """Print records as an aligned table, JSON lines, or CSV."""
+    if fmt == "json":
+        for r in recs:
+            print(json.dumps({k: v for k, v in r.items() if k != "solution"}, default=_json_default),
+                  file=stream)
+        return
+    if not recs:
+        return
+    cols = list(TABLE_COLS) + [c for c in (extra or []) if c not in TABLE_COLS]
+    if fmt == "csv":
+        import csv
+
+        w = csv.DictWriter(stream, cols, extrasaction="ignore")
+        w.writeheader()
+        w.writerows({k: ("" if r.get(k) is None else r.get(k)) for k in cols} for r in recs)
+        return
+    cells = [[_fmt(r.get(c)) for c in cols] for r in recs]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
+    print("  ".join(c.ljust(w) for c, w in zip(cols, widths)), file=stream)
+    for row in cells:
+        print("  ".join(v.ljust(w) for v, w in zip(row, widths)), file=stream)
+
+
+def _json_default(o):
+    import numpy as np
+
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
+
+
+def _metric_cols(recs):
+    from toolkit.registry import problems
+
+    cols = []
+    for r in recs:
+        p = problems().get(r.get("problem") or "")
+        for c in (p.metrics if p else ()):
+            if c not in cols and r.get(c) not in (None, ""):
+                cols.append(c)
+    return cols
+
+
+def _note(msg: str):
+    print(msg, file=sys.stderr)
+
+
+# --------------------------------------------------------------------------------------
+# subcommands
+# --------------------------------------------------------------------------------------
+def cmd_list(args) -> int:
+    from models.backend import licence_summary
+    from toolkit.registry import problems
+    from toolkit.reproduce import TARGETS
+
+    print("problems and methods:")
+    for p in problems().values():
+        print(f"  {p.name}: {p.summary}")
+        for m in p.methods.values():
+            dflt = " (default)" if m.name == p.default_method else ""
+            print(f"    {m.name:<16} {m.kind:<9} {m.summary}{dflt}")
+            if m.options:
+                print(f"    {'':<16} {'':<9} --option {m.options}")
+    print("backends:")
+    for name, text in licence_summary().items():
+        print(f"  {name:<7} {text}")
+    print("reproduce targets:")
+    for t, (_, doc) in TARGETS.items():
+        print(f"  {t:<18} {doc}")
+    return EXIT_OK
+
+
+def cmd_solve(args) -> int:
+    import instances
+    from instances.errors import InstanceError
+    from toolkit.io import write_text_atomic
+    from toolkit.run import NotApplicable, failed, run_task
+
+    cfg = _config(args)
+    code, recs = EXIT_OK, []
+    for f in args.files:
+        try:
+            data = instances.read_json(f)
+            if args.out:
+                cfg.iis_path = str(Path(args.out) / f"{Path(f).stem}.iis.ilp")
+            rec = run_task(data, f, args.method, cfg, want_solution=bool(args.out))
+        except (InstanceError, NotApplicable) as exc:
+            _note(f"error: {exc}")
+            code = EXIT_BAD_INPUT
+            continue
+        recs.append(rec)
+        if failed(rec):
+            _note(f"failure: {f} [{rec['method']}]: status {rec['status']}"
+                  + (f": {rec['message']}" if rec.get("message") else ""))
+            code = max(code, EXIT_FAIL) if code != EXIT_BAD_INPUT else code
+        if args.out and rec.get("solution") is not None:
+            path = Path(args.out) / f"{Path(f).stem}.{rec['method']}.json"
+            write_text_atomic(path, json.dumps(rec, indent=1, default=_json_default) + "\n")
+        if args.format == "json":
+            print_records([rec], "json")
+            sys.stdout.flush()
+    if args.format != "json":
+        print_records(recs, args.format, _metric_cols(recs))
+    return code
+
+
+def cmd_batch(args) -> int:
+    from toolkit.batch import run_batch
+
+    cfg = _config(args)
+    if args.workers < 1:
+        raise BadInput(f"--workers must be >= 1, got {args.workers}")
+    methods = [m.strip() for m in args.methods.split(",")] if args.methods else None
+    rep = run_batch(args.paths, methods, cfg, args.out, workers=args.workers,
+                    scheduler=args.scheduler, progress=not args.no_progress)
+    for msg in rep.bad_input:
+        _note(f"skipped bad input: {msg}")
+    for msg in rep.declined:
+        _note(f"skipped: {msg}")
+    print_records(rep.rows, "table", _metric_cols(rep.rows))
+    fails = [r for r in rep.ran if _failed(r)]
+    _note(f"batch: {len(rep.ran)} ran, {rep.skipped_done} already in {args.out}, "
+          f"{len(rep.declined)} declined, {len(rep.bad_input)} bad input, {len(fails)} failed; "
+          f"results in {args.out}")
+    if rep.bad_input:
+        return EXIT_BAD_INPUT
+    return EXIT_FAIL if fails else EXIT_OK
+
+
+def _failed(r):
+    from toolkit.run import failed
+
+    return failed(r)
+
+
+def cmd_gap(args) -> int:
+    import instances
+    from instances.errors import InstanceError
+    from toolkit.run import NotApplicable, run_task
+
+    cfg = _config(args)
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    if len(methods) < 1:
+        raise BadInput("--methods needs at least one method")
+    code, rows = EXIT_OK, []
+    for f in args.files:
+        try:
+            data = instances.read_json(f)
+            recs = [run_task(data, f, m, cfg) for m in methods]
+        except (InstanceError, NotApplicable) as exc:
+            _note(f"error: {exc}")
+            code = EXIT_BAD_INPUT
+            continue
+        objs = [r["objective"] for r in recs if r.get("verified") and r["objective"] is not None]
+        bounds = [r["bound"] for r in recs if r.get("bound") is not None]
+        best_obj, best_bound = (min(objs) if objs else None), (max(bounds) if bounds else None)
+        for r in recs:
+            r["best_objective"], r["best_bound"] = best_obj, best_bound
+            o = r["objective"]
+            r["vs_best"] = (o - best_obj) / best_obj if o is not None and best_obj else None
+            r["vs_best_bound"] = (o - best_bound) / o if o and best_bound is not None else None
+            if _failed(r):
+                code = max(code, EXIT_FAIL) if code != EXIT_BAD_INPUT else code
+        rows.extend(recs)
+    cols = ["best_objective", "best_bound", "vs_best", "vs_best_bound"]
+    print_records(rows, args.format, cols)
+    if args.out:
+        import pandas as pd
+        from toolkit.io import write_text_atomic
+
+        write_text_atomic(args.out, pd.DataFrame(rows).to_csv(index=False))
+        _note(f"gap study written to {args.out}")
+    return code
+
+
+def cmd_generate(args, rest) -> int:
+    import instances
+    from instances.errors import InstanceError
+    from toolkit.registry import problem
+
+    try:
+        prob = problem(args.problem)
+    except KeyError as exc:
+        raise BadInput(str(exc.args[0]))
+    if prob.generator is None:
+        raise BadInput(f"problem {prob.name} has no generator")
+    gp_ = argparse.ArgumentParser(prog=f"solve.py generate {prob.name}", add_help=True)
+    for name, (kind, default, help_) in prob.generator.params.items():
+        gp_.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind, default=default,
+                         help=f"{help_} (default {default!r})")
+    try:
+        params = vars(gp_.parse_args(rest))
+    except SystemExit as exc:
+        return EXIT_OK if exc.code == 0 else EXIT_BAD_INPUT
+    try:
+        inst = prob.generator.run(**params)
+    except InstanceError as exc:
+        raise BadInput(f"generate {prob.name}: {exc}")
+    instances.save_instance(inst, args.output)
+    _note(f"wrote {args.output} ({inst.name})")
+    return EXIT_OK
+
+
+def cmd_reproduce(args) -> int:
+    from toolkit.reproduce import run_target
+
+    try:
+        written = run_target(args.target, quick=args.quick, out_dir=Path(args.out_dir))
+    except KeyError as exc:
+        raise BadInput(str(exc.args[0]))
+    for p in written:
+        print(p)
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------------------
+def _solver_args(p):
+    p.add_argument("--backend", default="auto", choices=["auto", "gurobi", "highs"])
+    p.add_argument("--time-limit", type=float, help="seconds, per solve")
+    p.add_argument("--mip-gap", type=float, help="relative MIP gap")
+    p.add_argument("--threads", type=int)
+    p.add_argument("--param", action="append", metavar="NAME=VALUE",
+                   help="Gurobi parameter (mapped to a HiGHS option where one exists)")
+    p.add_argument("--option", action="append", metavar="KEY=VALUE",
+                   help="method option (see `solve.py list`)")
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="solve.py", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("list", help="problems, methods, backends, reproduce targets")
+    p = sub.add_parser("solve", help="solve instance files")
+    p.add_argument("files", nargs="+")
+    p.add_argument("--method")
+    _solver_args(p)
+    p.add_argument("--out", help="folder for solution files (<instance>.<method>.json)")
+    p.add_argument("--format", default="table", choices=["table", "json", "csv"])
+    p = sub.add_parser("batch", help="resumable batch over files/folders")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--methods", help="comma-separated (default: each problem's default method)")
+    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--scheduler", help="Dask distributed scheduler address (tcp://host:8786)")
+    p.add_argument("--out", default="results/runs.csv")
+    p.add_argument("--no-progress", action="store_true")
+    _solver_args(p)
+    p = sub.add_parser("gap", help="solver-vs-heuristic gap study")
+    p.add_argument("files", nargs="+")
+    p.add_argument("--methods", required=True)
+    p.add_argument("--format", default="table", choices=["table", "json", "csv"])
+    p.add_argument("--out", help="CSV file for the study")
+    _solver_args(p)
+    p = sub.add_parser("generate", help="write a generated instance (PROBLEM --help for params)")
+    p.add_argument("problem")
+    p.add_argument("-o", "--output", required=True)
+    p = sub.add_parser("reproduce", help="regenerate a paper table/figure into results/")
+    p.add_argument("target")
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--out-dir", default="results")
+    return ap
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    ap = parser()
+    args, rest = ap.parse_known_args(argv)
+    if rest and args.cmd != "generate":
+        ap.error(f"unrecognized arguments: {' '.join(rest)}")
+    try:
+        if args.cmd == "generate":
+            return cmd_generate(args, rest)
+        return {"list": cmd_list, "solve": cmd_solve, "batch": cmd_batch, "gap": cmd_gap,
+                "reproduce": cmd_reproduce}[args.cmd](args)
+    except BadInput as exc:
+        _note(f"error: {exc}")
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        _note("interrupted; finished results are saved")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""Registry of problem types, their methods (heuristics and model builders) and generators.
+
+A problem module (``toolkit/<problem>_methods.py``) calls :func:`register_problem` once
+with a :class:`Problem`. Problem modules are imported lazily by :func:`problems`.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from models.backend import Result
+
+PROBLEM_MODULES = ("toolkit.spectra_methods",)
+
+
+@dataclass
+class RunConfig:
+    """What the command line passes to a method."""
+
+    backend: str = "auto"
+    time_limit: float | None = None
+    mip_gap: float | None = None
+    threads: int | None = None
+    params: dict = field(default_factory=dict)    # Gurobi parameters (--param)
+    options: dict = field(default_factory=dict)   # method options (--option)
+    log: str | None = None
+    iis_path: str | None = None
+
+    def solve_kw(self) -> dict:
+        return dict(backend=self.backend, time_limit=self.time_limit, mip_gap=self.mip_gap,
+                    threads=self.threads, params=self.params, log=self.log,
+                    iis_path=self.iis_path)
+
+    def option(self, name: str, default, kind=None):
+        """A method option, converted like its default (bools accept 1/0/true/false/yes/no)."""
+        if name not in self.options:
+            return default
+        val = self.options[name]
+        kind = kind or (type(default) if default is not None else str)
+        if kind is bool and isinstance(val, str):
+            low = val.lower()
+            if low not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
+                raise ValueError(f"option {name}: expected a boolean, got {val!r}")
+            return low in ("1", "true", "yes", "on")
+        try:
+            return kind(val)
+        except (TypeError, ValueError):
+            raise ValueError(f"option {name}: expected {kind.__name__}, got {val!r}")
+
+
+@dataclass
+class MethodOutput:
+    solution: Any = None            # None when the solver found none
+    solver: Result | None = None    # for model builders
+    metrics: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    kind: str                                            # "heuristic" | "model"
+    run: Callable[[Any, RunConfig], MethodOutput]
+    summary: str
+    options: str = ""                                    # help text for --option
+    applicable: Callable[[Any, RunConfig], str | None] | None = None  # reason if not
+
+
+@dataclass(frozen=True)
+class Generator:
+    run: Callable[..., Any]
+    params: dict   # name -> (type, default, help)
+
+
+@dataclass(frozen=True)
+class Problem:
+    name: str
+    summary: str
+    check: Callable[[Any, Any], tuple[list[str], dict]]  # (instance, solution) -> (violations, metrics)
+    objective: str                                       # metric that is the objective
+    sense: str                                           # "min" | "max"
+    metrics: tuple[str, ...]                             # problem metric columns
+    methods: dict[str, Method]
+    default_method: str
+    bound: Callable[[Any], float] | None = None          # analytic bound on the objective
+    generator: Generator | None = None
+    solution_to_dict: Callable[[Any], dict] = lambda sol: sol.to_dict()
+
+
+_PROBLEMS: dict[str, Problem] = {}
+
+
+def register_problem(p: Problem) -> None:
+    _PROBLEMS[p.name] = p
+
+
+def problems() -> dict[str, Problem]:
+    if not _PROBLEMS:
+        for mod in PROBLEM_MODULES:
+            importlib.import_module(mod)
+    return _PROBLEMS
+
+
+def problem(name: str) -> Problem:
+    probs = problems()
+    if name not in probs:
+        raise KeyError(f"unknown problem {name!r} (known: {', '.join(sorted(probs))})")
+    return probs[name]

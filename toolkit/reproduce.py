@@ -1,0 +1,24 @@
+"""Registry of ``solve.py reproduce`` targets: each regenerates one table or figure.
+
+A target is ``"module:function"``; the function takes ``(quick: bool, out_dir: Path)``
+and returns the paths it wrote. Later problem issues add their targets here.
+"""
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+TARGETS: dict[str, tuple[str, str]] = {
+    "spectra-example": ("benchmarks.spectra_example:run",
+                        "Spectra worked example, Figs. 2-4 (0.62 -> 0.525)"),
+    "spectra-runtime": ("benchmarks.spectra_runtime:run",
+                        "Spectra runtime and makespan/LB on n=100 benchmark matrices"),
+}
+
+
+def run_target(name: str, quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+    if name not in TARGETS:
+        raise KeyError(f"unknown reproduce target {name!r} (known: {', '.join(TARGETS)})")
+    mod, fn = TARGETS[name][0].split(":")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return getattr(importlib.import_module(mod), fn)(quick=quick, out_dir=out_dir)

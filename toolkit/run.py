@@ -1,0 +1,102 @@
+"""Run one method on one instance and return a verified result record.
+
+Every solution is passed to the problem's independent checker before it is reported;
+the objective in the record is the checker's recomputation, not the method's claim.
+"""
+from __future__ import annotations
+
+import math
+import time
+import traceback
+
+import instances
+from instances.errors import InstanceError
+from toolkit.registry import RunConfig, problem
+
+CORE_FIELDS = ("instance", "name", "problem", "method", "backend", "status", "objective", "bound",
+               "gap", "runtime_s", "n_vars", "n_int_vars", "n_constrs", "verified",
+               "backend_reason", "message")
+
+
+class NotApplicable(ValueError):
+    """The method declines this instance (e.g. an exact model far too large)."""
+
+
+def resolve_method(prob, name: str | None):
+    name = name or prob.default_method
+    if name not in prob.methods:
+        raise InstanceError("method", f"unknown method {name!r} for problem {prob.name} "
+                            f"(known: {', '.join(prob.methods)})")
+    return prob.methods[name]
+
+
+def check_applicable(inst, method, cfg: RunConfig) -> None:
+    reason = method.applicable(inst, cfg) if method.applicable else None
+    if reason:
+        raise NotApplicable(f"method {method.name} declines {inst.name}: {reason}")
+
+
+def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
+             want_solution: bool = False) -> dict:
+    """Solve the instance ``data`` (a parsed file) with one method; return the record.
+
+    Raises InstanceError for bad input and NotApplicable when the method declines. With
+    ``want_solution`` the record carries the solution as ``record["solution"]``.
+    """
+    inst = instances.from_dict(data, source)
+    prob = problem(inst.problem)
+    method = resolve_method(prob, method_name)
+    check_applicable(inst, method, cfg)
+    rec = {k: None for k in CORE_FIELDS}
+    rec.update(instance=source, name=inst.name, problem=prob.name, method=method.name,
+               verified=False, message="")
+    t0 = time.perf_counter()
+    try:
+        out = method.run(inst, cfg)
+    except ValueError as exc:           # bad --option values and parameter combinations
+        raise InstanceError("option", str(exc), source) from None
+    except Exception as exc:  # noqa: BLE001 - a failing method must not kill a batch
+        rec.update(status="error", runtime_s=time.perf_counter() - t0,
+                   message=f"{type(exc).__name__}: {exc}")
+        rec["traceback"] = traceback.format_exc(limit=4)
+        return rec
+    rec["runtime_s"] = time.perf_counter() - t0
+    res = out.solver
+    if res is not None:
+        rec.update(backend=res.backend, backend_reason=res.backend_reason, n_vars=res.n_vars,
+                   n_int_vars=res.n_int_vars, n_constrs=res.n_constrs, status=res.status,
+                   bound=res.bound, message=res.message, solver_runtime_s=res.runtime_s)
+    else:
+        rec.update(status="feasible")
+    rec.update(out.metrics)
+    if out.solution is not None:
+        violations, metrics = prob.check(inst, out.solution)
+        rec.update(metrics)
+        rec["verified"] = not violations
+        rec["objective"] = metrics.get(prob.objective)
+        if violations:
+            rec["message"] = "checker: " + "; ".join(violations[:3])
+            if res is None:
+                rec["status"] = "error"
+        if want_solution:
+            rec["solution"] = prob.solution_to_dict(out.solution)
+    analytic = prob.bound(inst) if prob.bound else None
+    if analytic is not None:
+        better = max if prob.sense == "min" else min
+        rec["bound"] = analytic if rec["bound"] is None else better(rec["bound"], analytic)
+    rec["gap"] = _gap(rec["objective"], rec["bound"])
+    return rec
+
+
+def _gap(obj, bound):
+    if obj is None or bound is None:
+        return None
+    diff = abs(obj - bound)
+    if diff <= 1e-9 * max(1.0, abs(obj)):
+        return 0.0
+    return diff / abs(obj) if abs(obj) > 1e-12 else math.inf
+
+
+def failed(rec: dict) -> bool:
+    """A record counts as a failure (exit 1) when it has no verified solution."""
+    return not rec.get("verified") or rec.get("status") not in ("optimal", "feasible")

@@ -1,0 +1,127 @@
+"""The Spectra problem type for the command line: methods, metrics, generator."""
+from __future__ import annotations
+
+import numpy as np
+
+from heuristics.spectra_bounds import lower_bound
+from heuristics.spectra_decompose import decompose, degree
+from heuristics.spectra_schedule import spectra
+from instances.spectra import SpectraInstance, check_schedule
+from instances.spectra_workloads import generate
+from models.backend import solve
+from models.spectra_milp import (build_milp, build_refine_lp, extract_milp, extract_refine_lp,
+                                 milp_size, milp_start)
+from toolkit.registry import Generator, Method, MethodOutput, Problem, RunConfig, register_problem
+
+MILP_MAX_VARS = 5000  # above this, `milp` declines (override: --option max_vars=N)
+
+
+def _spectra_opts(cfg: RunConfig) -> dict:
+    edge_mode = cfg.option("edge_mode", "supp")
+    if edge_mode not in ("supp", "srem"):
+        raise ValueError(f"option edge_mode: expected supp or srem, got {edge_mode!r}")
+    return dict(edge_mode=edge_mode, merge_identical=cfg.option("merge_identical", False))
+
+
+def run_spectra(inst: SpectraInstance, cfg: RunConfig, equalize: bool = True) -> MethodOutput:
+    refine = cfg.option("refine", "greedy")
+    if refine not in ("greedy", "lp"):
+        raise ValueError(f"option refine: expected greedy or lp, got {refine!r}")
+    if refine == "lp":
+        return run_spectra_lp(inst, cfg, equalize)
+    return MethodOutput(spectra(inst, equalize_loads=equalize, **_spectra_opts(cfg)))
+
+
+def run_spectra_lp(inst: SpectraInstance, cfg: RunConfig, equalize: bool = True) -> MethodOutput:
+    """Spectra with the Refine LP (Eq. 5) solved on the chosen backend."""
+    opts = _spectra_opts(cfg)
+    dec = decompose(inst.demand, edge_mode=opts["edge_mode"], refine="none")
+    model, handles = build_refine_lp(inst.demand, dec.perms)
+    res = solve(model, **cfg.solve_kw())
+    if not res.has_solution:
+        return MethodOutput(None, res)
+    dec.alphas = extract_refine_lp(handles, res)
+    return MethodOutput(spectra(inst, equalize_loads=equalize, dec=dec, **opts), res)
+
+
+def _milp_slots(inst: SpectraInstance, cfg: RunConfig, seed) -> int:
+    slots = cfg.option("slots", 0, int)
+    if slots <= 0:
+        slots = max(degree(inst.demand), max((len(sw) for sw in seed.switches), default=0), 1)
+    return slots
+
+
+def run_milp(inst: SpectraInstance, cfg: RunConfig) -> MethodOutput:
+    """Exact makespan MILP (spec 3.7), seeded with Spectra's schedule as a MIP start."""
+    seed = spectra(inst)
+    slots = _milp_slots(inst, cfg, seed)
+    lb = lower_bound(inst.demand, inst.switches, inst.delay)
+    model, h = build_milp(inst, slots, lb_cut=lb if cfg.option("lb_cut", True) else None,
+                          symmetry=cfg.option("symmetry", True))
+    start = milp_start(h, seed) if cfg.option("start", True) and \
+        all(len(sw) <= slots for sw in seed.switches) else None
+    res = solve(model, start=start, **cfg.solve_kw())
+    sol = extract_milp(h, res) if res.has_solution else None
+    return MethodOutput(sol, res, {"slots": slots})
+
+
+def milp_applicable(inst: SpectraInstance, cfg: RunConfig) -> str | None:
+    cap = cfg.option("max_vars", MILP_MAX_VARS, int)
+    slots = cfg.option("slots", 0, int) or max(degree(inst.demand), 1)
+    nv, _ = milp_size(inst, slots)
+    if nv > cap:
+        return (f"exact MILP too large for n={inst.n}, s={inst.switches} (about {nv} variables > "
+                f"max_vars={cap}); use --option max_vars=N to force")
+    return None
+
+
+def metrics(inst: SpectraInstance, sol) -> tuple[list[str], dict]:
+    bad, m = check_schedule(inst, sol)
+    lb = lower_bound(inst.demand, inst.switches, inst.delay)
+    m["lower_bound"] = lb
+    m["ratio_lb"] = m["makespan"] / lb if lb > 0 else (1.0 if m["makespan"] == 0 else float("inf"))
+    m["degree"] = degree(inst.demand)
+    return bad, m
+
+
+GEN_PARAMS = {
+    "workload": (str, "benchmark", "benchmark (spec 4.4), example (Figs. 2-4), shifts, random"),
+    "n": (int, 100, "ports per OCS (racks)"),
+    "m": (int, 16, "benchmark: flows per source port"),
+    "large": (int, 0, "benchmark: large flows (0 = max(1, round(m/4)))"),
+    "large_share": (float, 0.7, "benchmark: bandwidth share of the large flows"),
+    "noise": (float, 0.003, "absolute Gaussian sigma added to nonzeros (clipped at 0)"),
+    "density": (float, 0.5, "random: probability an entry is nonzero"),
+    "switches": (int, 4, "s, parallel OCSes"),
+    "delay": (float, 0.04, "delta, reconfiguration delay"),
+    "seed": (int, 0, "random seed"),
+    "name": (str, "", "instance name (default: derived from the parameters)"),
+}
+
+register_problem(Problem(
+    name="spectra",
+    summary="one demand matrix over s parallel OCSes with reconfiguration delay (Liang et al. 2026)",
+    check=metrics,
+    objective="makespan",
+    sense="min",
+    metrics=("makespan", "lower_bound", "ratio_lb", "degree", "n_configs",
+             "max_configs_per_switch", "slots"),
+    methods={m.name: m for m in [
+        Method("spectra", "heuristic", run_spectra,
+               "Decompose (k=degree perms) + LPT Schedule + Equalize (Algs. 1-4)",
+               "refine=greedy|lp edge_mode=supp|srem merge_identical=0|1"),
+        Method("spectra-noeq", "heuristic", lambda i, c: run_spectra(i, c, equalize=False),
+               "Spectra without Equalize (Fig. 7)", "refine=greedy|lp edge_mode=supp|srem"),
+        Method("spectra-lp", "model", run_spectra_lp,
+               "Spectra with the Refine LP (Eq. 5) on the solver backend",
+               "edge_mode=supp|srem merge_identical=0|1"),
+        Method("milp", "model", run_milp,
+               "exact min-makespan MILP with T slots/switch (spec 3.7, not in the paper), "
+               "MIP start from Spectra",
+               "slots=T (default max(k, Spectra's)) lb_cut=1 symmetry=1 start=1 max_vars=5000",
+               applicable=milp_applicable),
+    ]},
+    default_method="spectra",
+    bound=lambda inst: lower_bound(inst.demand, inst.switches, inst.delay),
+    generator=Generator(generate, GEN_PARAMS),
+))

@@ -34,6 +34,8 @@ def benchmark_matrix(n: int = 100, m: int = 16, large: int = 0, large_share: flo
     if not 1 <= large <= m:
         raise InstanceError("large", f"must be in [1, m={m}], got {large}")
     small = m - large
+    if small == 0:      # no small flows (m = large): the large flows share all the bandwidth
+        large_share = 1.0
     D = np.zeros((n, n))
     rows = np.arange(n)
     for l in range(m):

@@ -243,16 +243,20 @@ def _fill_gap(res: Result, sense: int) -> None:
 def _solve_gurobi(model, params, start_items, log, iis_path) -> Result:
     global _LICENCE_SIZE_LIMITED
     model.update()
+    model.resetParams()  # parameters and starts from an earlier solve must not leak into this one
     model.setParam("OutputFlag", 0)
+    if model.NumVars:
+        model.setAttr("Start", model.getVars(), [GRB.UNDEFINED] * model.NumVars)
     if log:
+        model.setParam("LogToConsole", 0)
         model.setParam("LogFile", log)
+        model.setParam("OutputFlag", 1)
     for name, val in params.items():
         try:
             model.setParam(name, val)
         except gp.GurobiError as exc:
             return Result("error", message=f"Gurobi parameter {name}={val!r}: {exc}")
     if start_items:
-        model.NumStart = 1  # resets earlier starts
         for v, val in start_items:
             v.Start = val
     t0 = time.perf_counter()
@@ -273,7 +277,7 @@ def _solve_gurobi(model, params, start_items, log, iis_path) -> Result:
         model.setParam("DualReductions", 1)
     has_sol = model.SolCount > 0
     res = Result(_gurobi_status(st, has_sol), runtime_s=runtime)
-    if has_sol:
+    if has_sol and res.status in ("optimal", "feasible"):
         res.x = np.array(model.getAttr("X", model.getVars()), dtype=float)
         res.objective = float(model.ObjVal)
         res.bound = float(model.ObjBound) if model.IsMIP else float(model.ObjVal)

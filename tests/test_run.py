@@ -1,0 +1,45 @@
+"""toolkit.run: every solution goes through the independent checker before it is reported."""
+from __future__ import annotations
+
+import numpy as np
+
+from heuristics.spectra_schedule import spectra
+from instances.spectra import SpectraSchedule
+from instances.spectra_workloads import example_matrix
+from instances.spectra import SpectraInstance
+from toolkit.registry import Method, MethodOutput, RunConfig, problem
+from toolkit.run import failed, run_task
+
+
+def test_a_wrong_solution_is_caught_and_fails(monkeypatch):
+    def cheat(inst, cfg):
+        good = spectra(inst)
+        sw = [[(p, a / 2) for p, a in s] for s in good.switches]  # half the service: claims less
+        return MethodOutput(SpectraSchedule(sw))
+
+    prob = problem("spectra")
+    monkeypatch.setitem(prob.methods, "cheat", Method("cheat", "heuristic", cheat, "test only"))
+    data = SpectraInstance(example_matrix(), 2, 0.01).to_dict()
+    rec = run_task(data, "mem", "cheat", RunConfig())
+    assert rec["verified"] is False and rec["status"] == "error" and failed(rec)
+    assert "not covered" in rec["message"]
+
+
+def test_objective_is_recomputed_by_the_checker(monkeypatch):
+    def honest(inst, cfg):
+        return MethodOutput(spectra(inst), metrics={"makespan": -1.0})  # a false claim
+
+    prob = problem("spectra")
+    monkeypatch.setitem(prob.methods, "honest", Method("honest", "heuristic", honest, "test"))
+    rec = run_task(SpectraInstance(example_matrix(), 2, 0.01).to_dict(), "mem", "honest", RunConfig())
+    assert rec["objective"] == rec["makespan"] and np.isclose(rec["objective"], 0.525)
+
+
+def test_a_crashing_method_is_an_error_record(monkeypatch):
+    def boom(inst, cfg):
+        raise RuntimeError("kaput")
+
+    prob = problem("spectra")
+    monkeypatch.setitem(prob.methods, "boom", Method("boom", "heuristic", boom, "test"))
+    rec = run_task(SpectraInstance(example_matrix(), 2, 0.01).to_dict(), "mem", "boom", RunConfig())
+    assert rec["status"] == "error" and "kaput" in rec["message"] and failed(rec)

@@ -61,7 +61,7 @@ def _config(args):
         raise BadInput(f"--threads must be >= 1, got {args.threads}")
     return RunConfig(backend=args.backend, time_limit=args.time_limit, mip_gap=args.mip_gap,
                      threads=args.threads, params=_kv(args.param, "--param"),
-                     options=_kv(args.option, "--option"))
+                     options=_kv(args.option, "--option"), log_dir=args.log_dir)
 
 
 def _fmt(v):
@@ -305,6 +305,7 @@ def _solver_args(p):
                    help="Gurobi parameter (mapped to a HiGHS option where one exists)")
     p.add_argument("--option", action="append", metavar="KEY=VALUE",
                    help="method option (see `solve.py list`)")
+    p.add_argument("--log-dir", help="write each solver log to DIR/<instance>.<method>.log")
 
 
 def parser() -> argparse.ArgumentParser:

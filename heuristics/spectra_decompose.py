@@ -69,7 +69,9 @@ def mwm_node_coverage(D_rem: np.ndarray, S_rem: np.ndarray, eps: float,
     perm = np.full(n, -1, dtype=np.int64)
     real = allowed[r, c]
     perm[r[real]] = c[real]
-    if np.any(crit_r & (perm < 0)) or np.any(crit_c & ~np.isin(np.arange(n), perm)):
+    col_hit = np.zeros(n, dtype=bool)
+    col_hit[perm[perm >= 0]] = True
+    if np.any(crit_r & (perm < 0)) or np.any(crit_c & ~col_hit):
         raise AssertionError("MWM-Node-Coverage left a critical line uncovered")
     return perm
 
@@ -90,9 +92,9 @@ def decompose(D: np.ndarray, edge_mode: str = "supp", refine: str = "greedy",
         cols = perm[rows]
         pos = D_rem[rows, cols] > eps
         alpha = float(D_rem[rows, cols][pos].min()) if pos.any() else 0.0  # line 5
-        D_rem[rows, cols] -= alpha                                        # line 8
-        D_rem[np.abs(D_rem) < eps] = 0.0
-        np.maximum(D_rem, 0.0, out=D_rem)
+        vals = D_rem[rows, cols] - alpha                                  # line 8
+        vals[vals < eps] = 0.0        # clamp round-off (spec 2.2.3); only these cells changed
+        D_rem[rows, cols] = vals
         S_rem[rows, cols] = False                                         # line 9
         perms.append(perm)
         alphas.append(alpha)

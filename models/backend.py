@@ -363,11 +363,7 @@ def _solve_highs(model, params, start_items, log) -> Result:
             ignored.append(name)
             continue
         opt, conv = HIGHS_PARAM_MAP[name]
-        if opt == "threads":
-            continue  # HiGHS' thread pool is process-global; set through highs_threads below
         h.setOptionValue(opt, conv(val))
-    if "Threads" in params:
-        _highs_threads(int(params["Threads"]))
     if log:
         h.setOptionValue("log_file", log)
         h.setOptionValue("output_flag", True)
@@ -438,21 +434,6 @@ def _highs_disambiguate(mx) -> str:
                 A.data.astype(float), mx["integrality"])
     h.run()
     return "infeasible" if h.getModelStatus() == highspy.HighsModelStatus.kInfeasible else "unbounded"
-
-
-_HIGHS_THREADS_SET: int | None = None
-
-
-def _highs_threads(k: int) -> None:
-    """HiGHS sizes its global scheduler once per process; later requests are ignored."""
-    global _HIGHS_THREADS_SET
-    if _HIGHS_THREADS_SET is None:
-        import highspy
-
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("threads", max(1, k))
-        _HIGHS_THREADS_SET = k
 
 
 # --------------------------------------------------------------------------------------

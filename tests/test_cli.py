@@ -49,7 +49,7 @@ def test_milp_same_objective_on_gurobi_and_highs():
     objs = {}
     for backend in ("gurobi", "highs"):
         code, out, err = cli("solve", EX / "worked_example.json", "--method", "milp",
-                             "--backend", backend, "--format", "json")
+                             "--backend", backend, "--mip-gap", 0, "--format", "json")
         if backend == "gurobi" and code != 0 and "Gurobi" in out + err:
             pytest.skip("no Gurobi")
         assert code == 0, err
@@ -84,6 +84,13 @@ def test_bad_input_exit_2_one_line_no_output(fname, tmp_path):
     lines = [l for l in err.splitlines() if l.strip()]
     assert len(lines) == 1 and words in lines[0] and fname in lines[0]
     assert not out_dir.exists() or not any(out_dir.iterdir())
+
+
+def test_log_dir_gets_one_solver_log_per_task(tmp_path):
+    code, _, err = cli("solve", EX / "worked_example.json", "--method", "milp", "--backend", "highs",
+                       "--log-dir", tmp_path)
+    assert code == 0, err
+    assert "Status" in (tmp_path / "worked_example.milp.log").read_text()
 
 
 def test_bad_method_option_and_flags_exit_2():

@@ -24,7 +24,8 @@ class RunConfig:
     threads: int | None = None
     params: dict = field(default_factory=dict)    # Gurobi parameters (--param)
     options: dict = field(default_factory=dict)   # method options (--option)
-    log: str | None = None
+    log: str | None = None          # solver log file (set per task from log_dir)
+    log_dir: str | None = None      # --log-dir: one <instance>.<method>.log per task
     iis_path: str | None = None
 
     def solve_kw(self) -> dict:

@@ -47,6 +47,12 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
     prob = problem(inst.problem)
     method = resolve_method(prob, method_name)
     check_applicable(inst, method, cfg)
+    if cfg.log_dir:
+        from dataclasses import replace
+        from pathlib import Path
+
+        Path(cfg.log_dir).mkdir(parents=True, exist_ok=True)
+        cfg = replace(cfg, log=str(Path(cfg.log_dir) / f"{Path(source).stem}.{method.name}.log"))
     rec = {k: None for k in CORE_FIELDS}
     rec.update(instance=source, name=inst.name, problem=prob.name, method=method.name,
                verified=False, message="")

@@ -55,8 +55,8 @@ def facility(seed: int):
 @pytest.mark.parametrize("seed", range(4))
 def test_gurobi_and_highs_agree_on_small_milps(seed):
     for m in (knapsack(seed)[0], facility(seed)):
-        g = B.solve(m, backend="gurobi")
-        h = B.solve(m, backend="highs")
+        g = B.solve(m, backend="gurobi", mip_gap=0.0)
+        h = B.solve(m, backend="highs", mip_gap=0.0)
         assert g.status == h.status == "optimal"
         assert g.backend == "gurobi" and h.backend == "highs"
         assert g.objective == pytest.approx(h.objective, rel=1e-6, abs=1e-6)
@@ -64,7 +64,7 @@ def test_gurobi_and_highs_agree_on_small_milps(seed):
 
 def test_highs_matches_brute_force_knapsack():
     m, y, w, v = knapsack(7, n=14)
-    res = B.solve(m, backend="highs")
+    res = B.solve(m, backend="highs", mip_gap=0.0)
     assert res.status == "optimal"
     assert res.objective == pytest.approx(brute_knapsack(w, v, int(w.sum() // 2)))
     # the solution read back through Result.value is the reported objective

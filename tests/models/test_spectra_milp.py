@@ -53,7 +53,7 @@ def test_milp_optimum_equals_brute_force(seed, s, slots):
     D = random_matrix(3, 0.7, np.random.default_rng(seed))
     inst = SpectraInstance(D, s, 0.05)
     model, h = build_milp(inst, slots)
-    res = solve(model, backend="highs")
+    res = solve(model, backend="highs", mip_gap=0.0)
     assert res.status == "optimal"
     assert res.objective == pytest.approx(brute_force(inst, slots), rel=1e-6, abs=1e-7)
     bad, m = check_schedule(inst, extract_milp(h, res))
@@ -65,7 +65,7 @@ def test_lb_le_milp_le_spectra(seed, s):
     D = random_matrix(3, 0.8, np.random.default_rng(seed))
     data = SpectraInstance(D, s, 0.03, name=f"r{seed}").to_dict()
     heur = run_task(data, "mem", "spectra", RunConfig())
-    exact = run_task(data, "mem", "milp", RunConfig(backend="highs"))
+    exact = run_task(data, "mem", "milp", RunConfig(backend="highs", mip_gap=0.0))
     assert heur["verified"] and exact["verified"] and exact["status"] == "optimal"
     lb = lower_bound(D, s, 0.03)
     assert lb - 1e-9 <= exact["objective"] <= heur["objective"] + 1e-7
@@ -76,8 +76,8 @@ def test_lb_le_milp_le_spectra(seed, s):
 def test_gurobi_and_highs_agree_on_milp(seed):
     D = random_matrix(3, 0.8, np.random.default_rng(seed))
     data = SpectraInstance(D, 2, 0.05).to_dict()
-    g = run_task(data, "mem", "milp", RunConfig(backend="gurobi"))
-    h = run_task(data, "mem", "milp", RunConfig(backend="highs"))
+    g = run_task(data, "mem", "milp", RunConfig(backend="gurobi", mip_gap=0.0))
+    h = run_task(data, "mem", "milp", RunConfig(backend="highs", mip_gap=0.0))
     assert g["backend"] == "gurobi" and h["backend"] == "highs"
     assert g["status"] == h["status"] == "optimal"
     assert g["objective"] == pytest.approx(h["objective"], rel=1e-6)

@@ -14,6 +14,7 @@ FORMAT = 1
 # problem name -> "module:Class" (imported lazily so one problem's imports never slow another)
 INSTANCE_TYPES = {
     "spectra": "instances.spectra:SpectraInstance",
+    "delta": "instances.delta:DeltaInstance",
 }
 
 

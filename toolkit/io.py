@@ -31,7 +31,7 @@ def _umask() -> int:
 def dumps_instance(d: dict) -> str:
     """JSON with one top-level key per line and one matrix row per line (diff-friendly)."""
     def val(v):
-        if isinstance(v, list) and v and all(isinstance(r, list) for r in v):
+        if isinstance(v, list) and v and all(isinstance(r, (list, dict)) for r in v):
             return "[\n" + ",\n".join("  " + json.dumps(r) for r in v) + "\n ]"
         return json.dumps(v)
     return "{\n" + ",\n".join(f" {json.dumps(k)}: {val(v)}" for k, v in d.items()) + "\n}\n"

@@ -1,0 +1,321 @@
+"""DELTA instances (a training job's reduced inter-pod DAG), solutions and the checker.
+
+Ye et al. 2026, Section III-B "Input Parameters": Pods P with port budgets U_p, inter-pod
+communication tasks m = (i_m, j_m, F_m, V_m, G_m^src, G_m^dst), dependencies
+(m_pre, m, delta). Two file forms are valid:
+
+* job form: ``{"problem": "delta", "format": 1, "name": ..., "job": {...}}`` - a Table I
+  style job description (instances/delta_models.Job); the DAG is generated on load;
+* derived form: ``{"problem": "delta", "format": 1, "name": ..., "bandwidth": B,
+  "pods": [{"name", "ports"}], "links": [{"name", "ends", "incidence"}], "tasks": [...],
+  "deps": [[pre, succ, delay_ms], ...], "release": [...], "tail": [...], "q0": ...}`` -
+  any trace (e.g. exported from SimAI). ``links`` may be omitted: then every unordered
+  Pod pair with traffic is one link with incidence 1 at both ends.
+
+A link is one topology variable x_e (symmetric circuit count); with replica isomorphism a
+link is an orbit of Pod pairs and ``incidence[p]`` = a_{p,e} ports per circuit at Pod p
+(spec 3.2). Units: ms, MB, MB/ms.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from instances.errors import InstanceError, require
+
+REL_TOL = 1e-6
+
+
+@dataclass
+class DeltaInstance:
+    name: str
+    bandwidth: float                 # B, MB/ms per NIC = per OCS port
+    pods: list[str]
+    ports: np.ndarray                # U_p
+    links: list[dict]                # {"name", "ends": [a, b], "incidence": {pod: a_pe}}
+    tasks: list[dict]                # {"name", "link", "dir", "flows", "volume", "src_gpus", "dst_gpus", ...}
+    deps: np.ndarray                 # (|D|, 3): pre, succ, delay (ms)
+    release: np.ndarray              # r_m
+    tail: np.ndarray                 # q_m
+    q0: float = 0.0
+    job: dict | None = None
+    meta: dict = field(default_factory=dict)
+
+    problem = "delta"
+
+    # ---- derived arrays -------------------------------------------------------------------
+    def __post_init__(self):
+        self.ports = np.asarray(self.ports, dtype=float)
+        self.deps = np.asarray(self.deps, dtype=float).reshape(-1, 3)
+        self.release = np.asarray(self.release, dtype=float)
+        self.tail = np.asarray(self.tail, dtype=float)
+        self._validate()
+        self.link_of = np.array([t["link"] for t in self.tasks], dtype=np.int64)
+        self.dir_of = np.array([t["dir"] for t in self.tasks], dtype=np.int64)
+        self.flows = np.array([t["flows"] for t in self.tasks], dtype=float)
+        self.volume = np.array([t["volume"] for t in self.tasks], dtype=float)
+        pod_idx = {p: i for i, p in enumerate(self.pods)}
+        self.incidence = np.zeros((len(self.pods), len(self.links)))   # a_{p,e}
+        for e, l in enumerate(self.links):
+            for p, a in l["incidence"].items():
+                self.incidence[pod_idx[p], e] = a
+
+    @property
+    def n_tasks(self) -> int:
+        return len(self.tasks)
+
+    def _validate(self):
+        if not (np.isfinite(self.bandwidth) and self.bandwidth > 0):
+            raise InstanceError("bandwidth", f"must be > 0, got {self.bandwidth!r}")
+        if len(set(self.pods)) != len(self.pods):
+            raise InstanceError("pods", "pod names must be unique")
+        if self.ports.shape != (len(self.pods),) or np.any(self.ports < 0) or \
+                np.any(self.ports != np.round(self.ports)):
+            raise InstanceError("pods", "every pod needs an integer port budget >= 0")
+        pods = set(self.pods)
+        for e, l in enumerate(self.links):
+            inc = l.get("incidence")
+            if not isinstance(inc, dict) or not inc or any(p not in pods for p in inc) or \
+                    any(not isinstance(a, (int, float)) or a <= 0 for a in inc.values()):
+                raise InstanceError(f"links[{e}].incidence", "must map known pods to ports per circuit > 0")
+        M = len(self.tasks)
+        for m, t in enumerate(self.tasks):
+            for key in ("link", "dir", "flows", "volume", "src_gpus", "dst_gpus"):
+                if key not in t:
+                    raise InstanceError(f"tasks[{m}].{key}", "missing")
+            if not 0 <= t["link"] < len(self.links) or t["dir"] not in (0, 1):
+                raise InstanceError(f"tasks[{m}].link", "unknown link or direction (dir is 0 or 1)")
+            if t["flows"] < 1 or t["flows"] != int(t["flows"]):
+                raise InstanceError(f"tasks[{m}].flows", f"must be an integer >= 1, got {t['flows']!r}")
+            if not t["volume"] > 0:
+                raise InstanceError(f"tasks[{m}].volume", f"must be > 0, got {t['volume']!r}")
+            if len(t["src_gpus"]) != t["flows"] or len(t["dst_gpus"]) != t["flows"]:
+                raise InstanceError(f"tasks[{m}].src_gpus", "needs one source and one destination GPU per flow")
+        if self.release.shape != (M,) or self.tail.shape != (M,):
+            raise InstanceError("release", f"release and tail need one value per task ({M})")
+        if np.any(self.release < 0) or np.any(self.tail < 0) or self.q0 < 0:
+            raise InstanceError("release", "release, tail and q0 must be >= 0")
+        if len(self.deps):
+            ij = self.deps[:, :2]
+            if np.any(ij < 0) or np.any(ij >= M) or np.any(ij != np.round(ij)):
+                raise InstanceError("deps", "task indices out of range")
+            if np.any(self.deps[:, 2] < 0):
+                raise InstanceError("deps", "delays must be >= 0")
+            _check_acyclic(M, self.deps[:, :2].astype(np.int64))
+
+    # ---- I/O ------------------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, d: dict) -> "DeltaInstance":
+        if "tasks" not in d and "job" in d:
+            return from_job(require(d, "job", dict), name=str(d.get("name", "delta")))
+        try:
+            pods = require(d, "pods", list)
+            tasks = require(d, "tasks", list)
+            names = [p["name"] for p in pods]
+            ports = [p["ports"] for p in pods]
+            links = d.get("links") or _links_from_tasks(tasks)
+            for t in tasks:
+                if "link" not in t:
+                    t["link"], t["dir"] = _find_link(links, t)
+        except (KeyError, TypeError) as exc:
+            raise InstanceError("tasks", f"malformed task or pod entry ({exc})")
+        deps = d.get("deps", [])
+        return cls(name=str(d.get("name", "delta")), bandwidth=require(d, "bandwidth", (int, float)),
+                   pods=names, ports=ports, links=links, tasks=tasks, deps=deps,
+                   release=d.get("release", [0.0] * len(tasks)), tail=d.get("tail", [0.0] * len(tasks)),
+                   q0=float(d.get("q0", 0.0)), job=d.get("job"), meta=dict(d.get("meta", {})))
+
+    def to_dict(self, derived: bool = False) -> dict:
+        out = {"problem": "delta", "format": 1, "name": self.name}
+        if self.job is not None and not derived:
+            out["job"] = self.job
+            return out
+        out.update(bandwidth=self.bandwidth,
+                   pods=[{"name": p, "ports": int(u)} for p, u in zip(self.pods, self.ports)],
+                   links=self.links, tasks=self.tasks,
+                   deps=[[int(a), int(b), float(c)] for a, b, c in self.deps],
+                   release=self.release.tolist(), tail=self.tail.tolist(), q0=self.q0)
+        if self.meta:
+            out["meta"] = self.meta
+        return out
+
+
+def from_job(job_dict: dict, name: str = "delta") -> DeltaInstance:
+    """Generate the reduced inter-pod DAG of a job description (spec 1.2.5)."""
+    from dataclasses import fields as dc_fields
+
+    from instances.delta_dag import build_full_dag, reduce_dag
+    from instances.delta_models import Job
+
+    known = {f.name for f in dc_fields(Job)}
+    bad = set(job_dict) - known
+    if bad:
+        raise InstanceError("job", f"unknown keys: {', '.join(sorted(bad))}")
+    for key in ("model", "tp", "pp", "gpus", "gpus_per_pod_per_replica", "micro_batches"):
+        if key not in job_dict:
+            raise InstanceError(f"job.{key}", "missing")
+    job = Job(**job_dict)
+    g, layout = build_full_dag(job)
+    red = reduce_dag(g)
+    return DeltaInstance(name=name, bandwidth=job.bandwidth, pods=layout.pods, ports=layout.ports,
+                         links=layout.links, tasks=g.tasks, deps=red["deps"], release=red["release"],
+                         tail=red["tail"], q0=red["q0"], job=dict(job_dict),
+                         meta={"replicas": layout.R, "canonical": layout.canonical,
+                               "stages_per_pod": layout.sp, "n_s": layout.ns})
+
+
+def _links_from_tasks(tasks):
+    links, seen = [], {}
+    for t in tasks:
+        key = tuple(sorted((t["src_pod"], t["dst_pod"])))
+        if key[0] == key[1]:
+            raise InstanceError("tasks", f"task {t.get('name', '?')} is not inter-pod ({key[0]})")
+        if key not in seen:
+            seen[key] = len(links)
+            links.append({"name": f"{key[0]}-{key[1]}", "ends": list(key),
+                          "incidence": {key[0]: 1, key[1]: 1}})
+    return links
+
+
+def _find_link(links, t):
+    for e, l in enumerate(links):
+        a, b = l["ends"]
+        if (t["src_pod"], t["dst_pod"]) == (a, b):
+            return e, 0
+        if (t["src_pod"], t["dst_pod"]) == (b, a):
+            return e, 1
+    raise InstanceError("tasks", f"no link joins {t['src_pod']} and {t['dst_pod']}")
+
+
+def _check_acyclic(M: int, edges: np.ndarray) -> None:
+    indeg = np.bincount(edges[:, 1], minlength=M)
+    succ = [[] for _ in range(M)]
+    for a, b in edges:
+        succ[a].append(b)
+    stack = [v for v in range(M) if indeg[v] == 0]
+    count = 0
+    while stack:
+        v = stack.pop()
+        count += 1
+        for w in succ[v]:
+            indeg[w] -= 1
+            if indeg[w] == 0:
+                stack.append(w)
+    if count != M:
+        raise InstanceError("deps", "dependencies contain a cycle")
+
+
+# ------------------------------------------------------------------------------------------
+# Solutions and the independent checker
+# ------------------------------------------------------------------------------------------
+@dataclass
+class DeltaSolution:
+    """A topology (circuits per link) and a piecewise-constant schedule.
+
+    ``times``: interval boundaries t_0 = 0 < ... < t_K; ``vol``: (m, k, MB) triples, the
+    volume task m sends in [t_k, t_{k+1}]; ``start``/``finish``: S_m, C_m.
+    """
+
+    x: np.ndarray
+    times: np.ndarray
+    vol: np.ndarray          # (nnz, 3)
+    start: np.ndarray
+    finish: np.ndarray
+
+    def to_dict(self) -> dict:
+        return {"x": self.x.astype(int).tolist(), "times": self.times.tolist(),
+                "start": self.start.tolist(), "finish": self.finish.tolist(),
+                "volumes": [[int(m), int(k), float(v)] for m, k, v in self.vol]}
+
+
+def pod_matrix(inst: DeltaInstance, x: np.ndarray, full: bool = True) -> tuple[list[str], np.ndarray]:
+    """The symmetric pod x pod circuit matrix of a topology (orbits expanded over replicas)."""
+    names = sorted({p for l in inst.links for p in l["ends"]} | set(inst.pods))
+    idx = {p: i for i, p in enumerate(names)}
+    X = np.zeros((len(names), len(names)), dtype=np.int64)
+    for e, l in enumerate(inst.links):
+        a, b = l["ends"]
+        X[idx[a], idx[b]] = X[idx[b], idx[a]] = int(x[e])
+    return names, X
+
+
+def makespan_of(inst: DeltaInstance, finish: np.ndarray) -> float:
+    """C = max(Q_0, max_m C_m + q_m) (Eq. 18 with tails, spec 1.2.3)."""
+    return float(max(inst.q0, np.max(finish + inst.tail, initial=0.0)))
+
+
+def check_solution(inst: DeltaInstance, sol: DeltaSolution) -> tuple[list[str], dict]:
+    """Verify a topology and schedule using only the instance data.
+
+    Topology: integer, >= 0, port budgets sum_e a_{p,e} x_e <= U_p (x is one value per
+    link, so symmetric). Schedule: every dependency and delay and release time holds,
+    every task's volume is delivered inside [S_m, C_m], and in every interval no directed
+    link carries more than B x_e and no NIC more than B (per flow, one flow per GPU).
+    """
+    bad: list[str] = []
+    B, M, K = inst.bandwidth, inst.n_tasks, len(sol.times) - 1
+    x = np.asarray(sol.x, dtype=float)
+    if x.shape != (len(inst.links),):
+        return [f"topology has {x.shape} entries, instance has {len(inst.links)} links"], {}
+    if np.any(x < 0) or np.any(x != np.round(x)):
+        bad.append("topology must be non-negative integers")
+    used = inst.incidence @ x
+    over = np.flatnonzero(used > inst.ports + 1e-9)
+    for p in over[:3]:
+        bad.append(f"pod {inst.pods[p]} uses {used[p]:g} ports > U_p = {inst.ports[p]:g}")
+    S, C = np.asarray(sol.start, float), np.asarray(sol.finish, float)
+    t = np.asarray(sol.times, float)
+    tol = REL_TOL * max(1.0, float(t[-1]) if K >= 0 else 1.0)
+    if S.shape != (M,) or C.shape != (M,) or K < 0 or np.any(np.diff(t) < -1e-12):
+        return bad + ["schedule arrays have the wrong shape or times decrease"], {}
+    if np.any(S < inst.release - tol):
+        m = int(np.argmax(inst.release - S))
+        bad.append(f"task {m} starts at {S[m]:.6g} before its release {inst.release[m]:.6g}")
+    for a, b, d in inst.deps:
+        a, b = int(a), int(b)
+        if S[b] < C[a] + d - tol:
+            bad.append(f"dependency {a}->{b}: start {S[b]:.6g} < finish {C[a]:.6g} + delay {d:.6g}")
+            break
+    vol = np.asarray(sol.vol, float).reshape(-1, 3)
+    m_i, k_i, w = vol[:, 0].astype(np.int64), vol[:, 1].astype(np.int64), vol[:, 2]
+    if len(w) and (np.any(m_i < 0) or np.any(m_i >= M) or np.any(k_i < 0) or np.any(k_i >= K)
+                   or np.any(w < -1e-9)):
+        return bad + ["volume entries out of range"], {}
+    sent = np.bincount(m_i, weights=w, minlength=M)
+    short = np.flatnonzero(np.abs(sent - inst.volume) > REL_TOL * inst.volume + 1e-9)
+    for m in short[:3]:
+        bad.append(f"task {m} delivers {sent[m]:.6g} MB of {inst.volume[m]:.6g}")
+    if len(w):
+        outside = (t[k_i] < S[m_i] - tol) | (t[k_i + 1] > C[m_i] + tol)
+        if np.any(outside & (w > 1e-9)):
+            m = int(m_i[np.argmax(outside & (w > 1e-9))])
+            bad.append(f"task {m} sends outside its [start, finish] window")
+    dt = np.diff(t)
+    # link capacity per directed link and interval
+    res = inst.link_of[m_i] * 2 + inst.dir_of[m_i]
+    load = np.zeros((2 * len(inst.links), K))
+    np.add.at(load, (res, k_i), w)
+    cap = np.repeat(x, 2)[:, None] * B * dt[None, :]
+    over = load > cap * (1 + REL_TOL) + 1e-9
+    if np.any(over):
+        r, k = map(int, np.argwhere(over)[0])
+        bad.append(f"link {inst.links[r // 2]['name']} dir {r % 2} over capacity in interval {k}: "
+                   f"{load[r, k]:.6g} MB > {cap[r, k]:.6g}")
+    # NIC capacity: per GPU, sum of per-flow volumes <= B * dt
+    for side in ("src_gpus", "dst_gpus"):
+        gpu_ids = sorted({g for tk in inst.tasks for g in tk[side]})
+        gi = {g: i for i, g in enumerate(gpu_ids)}
+        nic = np.zeros((len(gpu_ids), K))
+        per_flow = w / inst.flows[m_i]
+        for j in range(len(w)):
+            for g in inst.tasks[m_i[j]][side]:
+                nic[gi[g], k_i[j]] += per_flow[j]
+        over = nic > B * dt[None, :] * (1 + REL_TOL) + 1e-9
+        if np.any(over):
+            g, k = map(int, np.argwhere(over)[0])
+            bad.append(f"{side[:3]} NIC of GPU {gpu_ids[g]} over capacity in interval {k}")
+    metrics = {"iteration_time": makespan_of(inst, C),
+               "ports_used": float(used.sum()),
+               "port_ratio": float(used.sum() / inst.ports.sum()) if inst.ports.sum() else 0.0}
+    return bad, metrics

@@ -1,0 +1,333 @@
+"""DELTA computation-communication DAG: 1F1B programs, full DAG, reduced inter-pod DAG.
+
+Ye et al. 2026, Section III-A (Fig. 3). The paper's traces came from SimAI; this is the
+spec's Megatron-faithful generator (delta spec 1.2.5): per-stage programs of Megatron's
+non-interleaved 1F1B schedule with blocking batched P2P (rendezvous), DP gradient sync
+after the last backward of each stage (a barrier across replicas), then the reduction
+of section 1.2.3: intra-pod work between two inter-pod tasks becomes a weighted edge
+(longest intra-only path), work before the first one a release time r_m, work after the
+last one a tail q_m.
+
+Replicas (spec 3.2): ``replicas="full"`` builds every DP replica; ``"canonical"`` builds
+replica 0 only, with one topology variable per orbit of Pod pairs under replica rotation.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from instances.delta_models import Job, forward_ms, grad_mb_per_gpu, pp_volume_mb
+
+
+@dataclass
+class FullDag:
+    """Nodes with fixed durations (intra-pod) or an inter-pod comm task index; edges."""
+
+    names: list[str] = field(default_factory=list)
+    dur: list[float] = field(default_factory=list)
+    comm: list[int] = field(default_factory=list)     # task index, or -1 for intra-pod nodes
+    edges: list[tuple[int, int]] = field(default_factory=list)
+    tasks: list[dict] = field(default_factory=list)   # inter-pod communication tasks
+
+    def add(self, name: str, dur: float = 0.0, task: dict | None = None) -> int:
+        self.names.append(name)
+        self.dur.append(dur)
+        if task is not None:
+            self.tasks.append(task)
+            self.comm.append(len(self.tasks) - 1)
+        else:
+            self.comm.append(-1)
+        return len(self.names) - 1
+
+    def edge(self, a: int, b: int) -> None:
+        self.edges.append((a, b))
+
+
+def stage_program(s: int, P: int, N: int) -> list[tuple]:
+    """Megatron forward_backward_pipelining_without_interleaving for stage s (spec 1.2.5).
+
+    Ops: ("F", b), ("B", b), ("CALL", [(kind, b), ...]) with kind in send_fwd, recv_fwd,
+    send_bwd, recv_bwd.
+    """
+    w = min(P - 1 - s, N)
+    rem = N - w
+    prog: list[tuple] = []
+    for i in range(w):                                   # warm-up
+        if s > 0:
+            prog.append(("CALL", [("recv_fwd", i)]))
+        prog.append(("F", i))
+        if s < P - 1:
+            prog.append(("CALL", [("send_fwd", i)]))
+    if rem > 0 and s > 0:
+        prog.append(("CALL", [("recv_fwd", w)]))
+    for i in range(rem):                                 # steady 1F1B
+        bf, bb = w + i, i
+        prog.append(("F", bf))
+        if s < P - 1:
+            prog.append(("CALL", [("send_fwd", bf), ("recv_bwd", bb)]))
+        prog.append(("B", bb))
+        if s > 0:
+            if i == rem - 1:
+                prog.append(("CALL", [("send_bwd", bb)]))
+            else:
+                prog.append(("CALL", [("send_bwd", bb), ("recv_fwd", bf + 1)]))
+    for i in range(w):                                   # cool-down
+        bb = rem + i
+        if s < P - 1:
+            prog.append(("CALL", [("recv_bwd", bb)]))
+        prog.append(("B", bb))
+        if s > 0:
+            prog.append(("CALL", [("send_bwd", bb)]))
+    return prog
+
+
+@dataclass
+class Layout:
+    """Pods, links (topology variables) and GPU ids of a job (spec 1.2.5 placement, 3.2)."""
+
+    job: Job
+    canonical: bool
+    pods: list[str] = field(default_factory=list)
+    ports: list[int] = field(default_factory=list)
+    links: list[dict] = field(default_factory=list)
+    _link_of: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        j = self.job
+        self.R, self.P, self.ns, self.sp = j.replicas_count, j.pp, j.n_s, j.stages_per_pod
+        self.blocks = -(-self.P // self.sp)
+        reps = [0] if self.canonical else range(self.R)
+        for r in reps:
+            for b in range(self.blocks):
+                self.pods.append(self.pod(r, b))
+                stages = min(self.sp, self.P - b * self.sp)
+                self.ports.append(stages * self.ns)     # U_p = the job's GPUs in the Pod
+
+    def pod(self, r: int, b: int) -> str:
+        return f"r{r % self.R}b{b}"
+
+    def block(self, s: int) -> int:
+        return s // self.sp
+
+    def gpu(self, r: int, s: int, l: int) -> int:
+        r = 0 if self.canonical else r % self.R
+        return (r * self.P + s) * self.ns + l
+
+    def link(self, src: tuple[int, int], dst: tuple[int, int], kind: str) -> tuple[int, int]:
+        """(link index, direction) of a transfer from Pod (r, b) to Pod (r', b')."""
+        (r0, b0), (r1, b1) = src, dst
+        if self.canonical:
+            if kind == "pp":
+                lo = min(b0, b1)
+                key, incid = f"PP{lo}", {self.pod(0, lo): 1, self.pod(0, lo + 1): 1}
+                direction = 0 if b1 > b0 else 1
+            else:  # DP orbit of pairs {(r,b),(r+1,b)}; "+" is direction 0, "-" direction 1
+                key = f"DP{b0}"
+                incid = {self.pod(0, b0): 1 if self.R == 2 else 2}
+                direction = 0 if (r1 - r0) % self.R == 1 else 1
+            ends = (self.pod(0, b0 if kind == "dp" else min(b0, b1)),
+                    self.pod(1, b0) if kind == "dp" else self.pod(0, max(b0, b1)))
+        else:
+            a, c = sorted([self.pod(r0, b0), self.pod(r1, b1)], key=self.pods.index)
+            key, incid = f"{a}-{c}", {a: 1, c: 1}
+            direction = 0 if self.pod(r0, b0) == a else 1
+            ends = (a, c)
+        if key not in self._link_of:
+            self._link_of[key] = len(self.links)
+            self.links.append({"name": key, "ends": list(ends), "incidence": incid})
+        return self._link_of[key], direction
+
+
+def build_full_dag(job: Job) -> tuple[FullDag, Layout]:
+    """The full computation-communication DAG (Fig. 3a) with inter-pod tasks marked."""
+    job.validate()
+    L = Layout(job, canonical=job.replicas == "canonical")
+    R, P, N, ns, sp = L.R, L.P, job.micro_batches, L.ns, L.sp
+    tF = forward_ms(job)
+    grad = grad_mb_per_gpu(job)
+    v_pp = pp_volume_mb(job)
+    B_intra = job.intra_bandwidth
+    g = FullDag()
+    reps = [0] if L.canonical else list(range(R))
+    xfer: dict[tuple, int] = {}
+
+    def transfer(r, kind, b, s_from, s_to):
+        key = (r, kind, b, s_from)
+        if key in xfer:
+            return xfer[key]
+        blk0, blk1 = L.block(s_from), L.block(s_to)
+        name = f"{'PF' if kind == 'fwd' else 'PB'}(r{r},b{b},s{s_from}->s{s_to})"
+        if blk0 == blk1:
+            node = g.add(name, v_pp / (ns * B_intra))
+        else:
+            link, d = L.link((r, blk0), (r, blk1), "pp")
+            node = g.add(name, task=dict(
+                name=name, kind="pp", src_pod=L.pod(r, blk0), dst_pod=L.pod(r, blk1), link=link,
+                dir=d, flows=ns, volume=v_pp,
+                src_gpus=[L.gpu(r, s_from, l) for l in range(ns)],
+                dst_gpus=[L.gpu(r, s_to, l) for l in range(ns)]))
+        xfer[key] = node
+        return node
+
+    stage_end = {}
+    for r in reps:
+        for s in range(P):
+            prev = None
+            for op in stage_program(s, P, N):
+                if op[0] in ("F", "B"):
+                    node = g.add(f"{op[0]}(r{r},b{op[1]},s{s})", tF[s] * (1 if op[0] == "F" else 2))
+                    if prev is not None:
+                        g.edge(prev, node)
+                    prev = node
+                    continue
+                post = g.add(f"POST(r{r},s{s},#{len(g.names)})")
+                done = g.add(f"DONE(r{r},s{s},#{len(g.names)})")
+                if prev is not None:
+                    g.edge(prev, post)
+                for kind, b in op[1]:
+                    if kind == "send_fwd":
+                        x, sender = transfer(r, "fwd", b, s, s + 1), True
+                    elif kind == "recv_fwd":
+                        x, sender = transfer(r, "fwd", b, s - 1, s), False
+                    elif kind == "send_bwd":
+                        x, sender = transfer(r, "bwd", b, s, s - 1), True
+                    else:
+                        x, sender = transfer(r, "bwd", b, s + 1, s), False
+                    if job.p2p_mode == "megatron_blocking" or sender:
+                        g.edge(post, x)                     # rendezvous: both sides posted
+                    if job.p2p_mode == "megatron_blocking" or not sender:
+                        g.edge(x, done)                     # a call completes with its transfers
+                g.edge(post, done)
+                prev = done
+            stage_end[r, s] = prev
+
+    # DP gradient synchronization (spec 1.2.5, decision 5/9): after every replica's stage end.
+    for s in range(P):
+        blk = L.block(s)
+        v_dp = 2 * (R - 1) / R * grad[s] if R > 1 else 0.0
+        for r in reps:
+            dp_nodes = []
+            if R > 1:
+                if job.dp_ring == "unidirectional" or R == 2:
+                    parts = [(+1, list(range(ns)))]
+                else:
+                    parts = [(+1, list(range(ns // 2))), (-1, list(range(ns // 2, ns)))]
+                for sign, locs in parts:
+                    r2 = (r + sign) % R
+                    link, d = L.link((r, blk), (r2, blk), "dp")
+                    name = f"DP{'+' if sign > 0 else '-'}(r{r},s{s})"
+                    node = g.add(name, task=dict(
+                        name=name, kind="dp", src_pod=L.pod(r, blk), dst_pod=L.pod(r2, blk),
+                        link=link, dir=d, flows=len(locs), volume=len(locs) * v_dp,
+                        src_gpus=[L.gpu(r, s, l) for l in locs],
+                        dst_gpus=[L.gpu(r2, s, l) for l in locs]))
+                    for r_any in reps:                       # DP barrier across replicas
+                        g.edge(stage_end[r_any, s], node)
+                    dp_nodes.append((node, r2))
+            stage_end[r, s, "dp"] = dp_nodes
+        for r in reps:
+            opt = g.add(f"OPT(r{r},s{s})", job.opt_ms)
+            if R == 1:
+                g.edge(stage_end[r, s], opt)
+            for r_src in reps:
+                for node, r_dst in stage_end[r_src, s, "dp"]:
+                    if r_src == r or (not L.canonical and r_dst == r):
+                        g.edge(node, opt)
+    return g, L
+
+
+def reduce_dag(g: FullDag, prune: bool = True) -> dict:
+    """Reduction of spec 1.2.3: edges between inter-pod tasks weighted by the longest
+    intra-only path, release times r_m (from the virtual source), tails q_m and Q_0.
+
+    One reverse-topological pass carries, for every node, the vector of longest
+    intra-only distances to every inter-pod task (freed once all predecessors used it).
+    With ``prune`` an edge a->c is dropped when a chain a -> e -> ... -> c through other
+    inter-pod tasks is at least as long: then S_c >= C_a + delta_ac already follows
+    (durations are >= 0). This is the valid strengthening of the spec's optional rule and
+    keeps the DAG's ASAP semantics exactly.
+    """
+    n = len(g.names)
+    M = len(g.tasks)
+    succ = [[] for _ in range(n)]
+    indeg = np.zeros(n, dtype=np.int64)
+    for a, b in g.edges:
+        succ[a].append(b)
+        indeg[b] += 1
+    order = _topo_order(succ, indeg)
+    dur = np.asarray(g.dur, dtype=float)
+    comm = np.asarray(g.comm)
+    NEG = -np.inf
+    vec: dict[int, np.ndarray] = {}       # intra node -> distances to tasks (from its start)
+    tail_of: dict[int, float] = {}        # intra node -> longest intra-only path to the sink
+    users = indeg.copy()                  # predecessors still to read a node's vector
+    first = np.full((M, M), NEG)          # first[a, c] = delta_{a->c} (intra-only paths)
+    tail = np.zeros(M)
+    order_m = []                          # tasks in reverse topological order
+
+    def gather(v):
+        acc = np.full(M, NEG)
+        best_tail = NEG
+        for w in succ[v]:
+            if comm[w] >= 0:
+                acc[comm[w]] = max(acc[comm[w]], 0.0)
+            else:
+                np.maximum(acc, vec[w], out=acc)
+                best_tail = max(best_tail, tail_of[w])
+            users[w] -= 1
+            if users[w] == 0 and comm[w] < 0:
+                del vec[w], tail_of[w]
+        return acc, best_tail
+
+    for v in order[::-1]:
+        acc, bt = gather(v)
+        if comm[v] >= 0:
+            m = comm[v]
+            first[m] = acc
+            tail[m] = max(bt, 0.0)
+            order_m.append(m)
+        else:
+            vec[v] = acc + dur[v]
+            tail_of[v] = (bt if succ[v] else 0.0) + dur[v]
+    sources = [v for v in range(n) if indeg[v] == 0]
+    release = np.full(M, NEG)
+    q0 = 0.0
+    for v in sources:
+        if comm[v] >= 0:
+            release[comm[v]] = max(release[comm[v]], 0.0)
+        else:
+            np.maximum(release, vec[v], out=release)
+            q0 = max(q0, tail_of[v])
+    release = np.maximum(release, 0.0)
+    q0 = max(q0, 0.0)   # only all-intra source -> sink paths; tails of tasks carry the rest
+    keep = first > NEG
+    if prune and M:
+        longest = np.full((M, M), NEG)     # longest path a -> c via any tasks (durations 0)
+        for a in order_m:                  # reverse topological order of the tasks
+            hits = np.flatnonzero(keep[a])
+            if hits.size:
+                via = (first[a, hits][:, None] + longest[hits]).max(axis=0)
+                keep[a, hits] = first[a, hits] > via[hits] + 1e-9 * np.maximum(1.0, np.abs(first[a, hits]))
+                longest[a] = np.maximum(first[a], via)
+            else:
+                longest[a] = first[a]
+    ai, ci = np.nonzero(keep)
+    deps = [(int(a), int(c), float(first[a, c])) for a, c in zip(ai, ci)]
+    return dict(deps=deps, release=release, tail=tail, q0=q0)
+
+
+def _topo_order(succ, indeg) -> np.ndarray:
+    indeg = indeg.copy()
+    stack = [v for v in range(len(succ)) if indeg[v] == 0]
+    out = []
+    while stack:
+        v = stack.pop()
+        out.append(v)
+        for w in succ[v]:
+            indeg[w] -= 1
+            if indeg[w] == 0:
+                stack.append(w)
+    if len(out) != len(succ):
+        raise ValueError("the DAG has a cycle")
+    return np.asarray(out)

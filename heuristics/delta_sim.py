@@ -48,9 +48,15 @@ class SimGraph:
 
     def __post_init__(self):
         if self.succ_ptr is None:
+            uniq = []
+            for lst in self.succ:        # duplicate edges: keep the longest delay
+                best: dict[int, float] = {}
+                for v, d in lst:
+                    best[v] = max(best.get(v, -np.inf), d)
+                uniq.append(sorted(best.items()))
             self.succ_ptr = np.zeros(self.n + 1, dtype=np.int64)
-            self.succ_ptr[1:] = np.cumsum([len(s) for s in self.succ])
-            flat = [p for s in self.succ for p in s]
+            self.succ_ptr[1:] = np.cumsum([len(s) for s in uniq])
+            flat = [p for s in uniq for p in s]
             self.succ_idx = np.array([a for a, _ in flat], dtype=np.int64)
             self.succ_del = np.array([d for _, d in flat], dtype=float)
         self.nic_lists = [list(map(int, c)) for c in self.nics]
@@ -73,6 +79,27 @@ def compile_graph(inst: DeltaInstance) -> SimGraph:
                  inst.tail.copy(), float(inst.q0), inst.bandwidth)
     inst._sim_graph = g
     return g
+
+
+def compile_full_dag(dag, bandwidth: float) -> SimGraph:
+    """Compile an unreduced DAG (instances.delta_dag.FullDag): intra-pod nodes become
+    fixed-duration tasks, inter-pod nodes comm tasks, every edge a zero-delay dependency."""
+    n = len(dag.names)
+    comm_idx = np.asarray(dag.comm)
+    is_comm = comm_idx >= 0
+    succ = [[] for _ in range(n)]
+    preds = [[] for _ in range(n)]
+    for a, b in dag.edges:
+        succ[a].append((b, 0.0))
+        preds[b].append((a, 0.0))
+    vol, flows, res = np.zeros(n), np.ones(n), np.full(n, -1, dtype=np.int64)
+    for v in np.flatnonzero(is_comm):
+        t = dag.tasks[comm_idx[v]]
+        vol[v], flows[v], res[v] = t["volume"], t["flows"], 2 * t["link"] + t["dir"]
+    task_nics, n_nic = _nic_classes(dag.tasks)
+    nics = [task_nics[c] if c >= 0 else np.zeros(0, dtype=np.int64) for c in comm_idx]
+    return SimGraph(n, is_comm, np.asarray(dag.dur, dtype=float), vol, flows, res, nics, n_nic,
+                    succ, preds, np.zeros(n), np.zeros(n), 0.0, bandwidth)
 
 
 def _nic_classes(tasks) -> tuple[list, int]:
@@ -135,17 +162,20 @@ def simulate(inst_or_graph, x=None, policy: str = "maxmin", ideal: bool = False,
     pending = [(ready[m], m) for m in range(g.n) if left[m] == 0]
     heapq.heapify(pending)
     fixed_heap: list = []
-    active: list[int] = []               # active comm tasks
-    remaining = g.volume.astype(float).copy()
-    nic_count = np.zeros(g.n_nic, dtype=np.int64)
-    shared = 0                       # NIC classes used by >= 2 active tasks
+    # the active set is small: plain Python floats beat numpy calls on tiny arrays
+    is_comm, dur = g.comm.tolist(), g.dur.tolist()
+    res_l, F_l, vol_l, cap_l = g.res.tolist(), g.flows.tolist(), g.volume.tolist(), cap.tolist()
+    nic_lists = g.nic_lists
+    rem: dict[int, float] = {}           # active comm task -> remaining MB
+    nic_count = [0] * g.n_nic
+    shared = 0                           # NIC classes used by >= 2 active tasks
     times = [0.0]
     vol_m, vol_k, vol_v = [], [], []
     t = 0.0
     done = 0
     events = 0
-
     sp, si, sd = g.succ_ptr, g.succ_idx, g.succ_del
+    use_maxmin = policy == "maxmin"
 
     def complete(m, when):
         nonlocal done
@@ -154,96 +184,79 @@ def simulate(inst_or_graph, x=None, policy: str = "maxmin", ideal: bool = False,
         a, b = sp[m], sp[m + 1]
         if a == b:
             return
-        s = si[a:b]
-        np.maximum.at(ready, s, when + sd[a:b])
-        np.subtract.at(left, s, 1)
+        s = si[a:b]                       # unique successors (compiled CSR)
+        ready[s] = np.maximum(ready[s], when + sd[a:b])
+        left[s] -= 1
         for v in s[left[s] == 0].tolist():
             heapq.heappush(pending, (ready[v], v))
 
-    def nic_add(m, k):
-        nonlocal shared
-        for c in g.nic_lists[m]:
-            if k > 0 and nic_count[c] == 1:
-                shared += 1
-            elif k < 0 and nic_count[c] == 2:
-                shared -= 1
-            nic_count[c] += k
-
     while done < g.n:
-        # start everything that is ready now
-        while pending and pending[0][0] <= t + EPS:
+        while pending and pending[0][0] <= t + EPS:   # start everything that is ready now
             _, m = heapq.heappop(pending)
             start[m] = t
-            if not g.comm[m]:
-                heapq.heappush(fixed_heap, (t + g.dur[m], m))
-            elif zero_comm or remaining[m] <= 0:
+            if not is_comm[m]:
+                heapq.heappush(fixed_heap, (t + dur[m], m))
+            elif zero_comm or vol_l[m] <= 0:
                 complete(m, t)
             else:
-                active.append(m)
-                nic_add(m, +1)
+                rem[m] = vol_l[m]
+                for c in nic_lists[m]:
+                    nic_count[c] += 1
+                    if nic_count[c] == 2:
+                        shared += 1
         if done >= g.n:
             break
-        rates = _rates(g, active, cap, B, shared > 0 and policy == "maxmin") if active else np.zeros(0)
-        t_next = np.inf
-        if pending:
-            t_next = pending[0][0]
-        if fixed_heap:
-            t_next = min(t_next, fixed_heap[0][0])
-        if active:
-            fin = remaining[active] / rates
-            t_next = min(t_next, t + float(fin.min()))
-        if not np.isfinite(t_next):
+        rate: dict[int, float] = {}
+        if rem:
+            if shared and use_maxmin:
+                act = list(rem)
+                rate = dict(zip(act, (g.flows[act] * _maxmin(g, np.asarray(act), cap, B)).tolist()))
+            else:
+                load: dict[int, float] = {}
+                for m in rem:
+                    load[res_l[m]] = load.get(res_l[m], 0.0) + F_l[m]
+                for m in rem:
+                    r = res_l[m]
+                    rate[m] = F_l[m] * min(B, cap_l[r] / load[r])
+        t_next = pending[0][0] if pending else np.inf
+        if fixed_heap and fixed_heap[0][0] < t_next:
+            t_next = fixed_heap[0][0]
+        for m, v in rem.items():
+            tf = t + v / rate[m]
+            if tf < t_next:
+                t_next = tf
+        if t_next == np.inf:
             raise RuntimeError("simulation stalled (a dependency cycle or a zero rate)")
         dt = t_next - t
         events += 1
-        if active and dt > 0:
-            k = len(times) - 1
-            sent = rates * dt
-            finishing = sent >= remaining[active] * (1 - 1e-12) - EPS
-            sent = np.where(finishing, remaining[active], sent)
-            if trace:
-                vol_m.extend(active)
-                vol_k.extend([k] * len(active))
-                vol_v.extend(sent.tolist())
-            remaining[active] -= sent
-        elif active:
-            finishing = remaining[active] <= EPS
-        else:
-            finishing = np.zeros(0, bool)
+        finished = []
+        k = len(times) - 1
+        for m, v in rem.items():
+            sent = rate[m] * dt
+            if sent >= v * (1 - 1e-12) - EPS:
+                sent = v
+                finished.append(m)
+            if trace and dt > 0:
+                vol_m.append(m)
+                vol_k.append(k)
+                vol_v.append(sent)
+            rem[m] = v - sent
         if dt > 0:
             times.append(t_next)
         t = t_next
-        if active:
-            still = []
-            for m, f in zip(active, finishing):
-                if f:
-                    remaining[m] = 0.0
-                    nic_add(m, -1)
-                    complete(m, t)
-                else:
-                    still.append(m)
-            active = still
+        for m in finished:
+            del rem[m]
+            for c in nic_lists[m]:
+                if nic_count[c] == 2:
+                    shared -= 1
+                nic_count[c] -= 1
+            complete(m, t)
         while fixed_heap and fixed_heap[0][0] <= t + EPS:
             _, m = heapq.heappop(fixed_heap)
             complete(m, t)
     C = float(max(g.q0, np.max(finish + g.tail, initial=0.0)))
     vol = np.column_stack([vol_m, vol_k, vol_v]) if vol_m else np.zeros((0, 3))
     return SimResult(C, start, finish, np.asarray(times), vol, events)
-
-
-def _rates(g: SimGraph, active, cap, B, nic_shared: bool) -> np.ndarray:
-    """Per-task rates (F_m x per-flow rate) of the active comm tasks.
-
-    Without a NIC shared by two active tasks, max-min fairness reduces to an equal
-    per-flow share of each link capped at B (every task's flows have the same cap).
-    """
-    act = np.asarray(active)
-    res = g.res[act]
-    F = g.flows[act]
-    if not nic_shared:
-        load = np.bincount(res, weights=F, minlength=len(cap))
-        return F * np.minimum(B, cap[res] / load[res])
-    return F * _maxmin(g, act, cap, B)
 
 
 def _maxmin(g: SimGraph, act, cap, B) -> np.ndarray:

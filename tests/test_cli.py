@@ -202,3 +202,38 @@ def test_reproduce_worked_example(tmp_path):
     text = (tmp_path / "spectra_example.md").read_text()
     assert "| Final makespan | 0.525 | 0.525 |" in text
     assert cli("reproduce", "nope")[0] == 2
+
+
+@pytest.mark.parametrize("method", ["prop-alloc", "sqrt-alloc", "iter-halve"])
+def test_delta_baselines_from_the_cli(method):
+    code, out, err = cli("solve", ROOT / "instances/delta/gpt-7b.json",
+                         ROOT / "instances/delta/megatron-177b-n12.json", "--method", method,
+                         "--format", "json")
+    assert code == 0, err
+    for line in out.strip().splitlines():
+        rec = json.loads(line)
+        assert rec["problem"] == "delta" and rec["verified"] is True
+        assert rec["nct"] >= 1 - 1e-9 and rec["objective"] >= rec["bound"] - 1e-6
+        assert rec["port_ratio"] <= 1
+
+
+def test_generate_delta_workload(tmp_path):
+    f = tmp_path / "m.json"
+    code, _, err = cli("generate", "delta", "--model", "megatron-177b", "--micro-batches", 6,
+                       "--bandwidth-gbps", 800, "-o", f)
+    assert code == 0, err
+    d = json.loads(f.read_text())
+    assert d["job"]["micro_batches"] == 6 and d["job"]["bandwidth_gbps"] == 800
+    code, out, err = cli("solve", f, "--format", "json")
+    assert code == 0 and json.loads(out)["verified"]
+    code, _, err = cli("generate", "delta", "--model", "gpt-9", "-o", tmp_path / "bad.json")
+    assert code == 2 and "model" in err and not (tmp_path / "bad.json").exists()
+
+
+def test_batch_mixes_problems_and_skips_foreign_methods(tmp_path):
+    out = tmp_path / "runs.csv"
+    code, _, err = cli("batch", EX / "worked_example.json", ROOT / "instances/delta/gpt-7b.json",
+                       "--methods", "spectra,iter-halve", "--out", out, "--no-progress")
+    assert code == 0, err
+    got = {(Path(r["instance"]).name, r["method"]) for r in rows(out)}
+    assert got == {("worked_example.json", "spectra"), ("gpt-7b.json", "iter-halve")}

@@ -103,10 +103,11 @@ def plan(paths, methods: list[str] | None, cfg: RunConfig, done: set, report: Ba
             report.bad_input.append(str(exc))
             continue
         prob = problem(inst.problem)
-        for name in methods or [prob.default_method]:
-            if name not in prob.methods:
-                report.declined.append(f"{src}: method {name} does not apply to problem {prob.name}")
-                continue
+        names = [m for m in methods if m in prob.methods] if methods else [prob.default_method]
+        if methods and not names:
+            report.declined.append(f"{src}: none of the methods applies to problem {prob.name} "
+                                   f"(its methods: {', '.join(prob.methods)})")
+        for name in names:
             if (src, name) in done:
                 report.keys.append((src, name))
                 report.skipped_done += 1

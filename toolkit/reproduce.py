@@ -13,6 +13,8 @@ TARGETS: dict[str, tuple[str, str]] = {
                         "Spectra worked example, Figs. 2-4 (0.62 -> 0.525)"),
     "spectra-runtime": ("benchmarks.spectra_runtime:run",
                         "Spectra runtime and makespan/LB on n=100 benchmark matrices"),
+    "delta-sim": ("benchmarks.delta_sim:run",
+                  "DELTA simulator time per evaluation and baseline NCT, Table I workloads"),
 }
 
 

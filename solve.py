@@ -101,6 +101,17 @@ def print_records(recs: list[dict], fmt: str, extra: list[str] | None = None, st
         print("  ".join(v.ljust(w) for v, w in zip(row, widths)), file=stream)
 
 
+def print_by_problem(recs: list[dict]) -> None:
+    """One table per problem, each with that problem's metric columns."""
+    groups: dict[str, list[dict]] = {}
+    for r in recs:
+        groups.setdefault(r.get("problem") or "?", []).append(r)
+    for i, (prob, rs) in enumerate(groups.items()):
+        if len(groups) > 1:
+            print(("\n" if i else "") + f"== {prob} ==")
+        print_records(rs, "table", _metric_cols(rs))
+
+
 def _json_default(o):
     import numpy as np
 
@@ -181,7 +192,9 @@ def cmd_solve(args) -> int:
         if args.format == "json":
             print_records([rec], "json")
             sys.stdout.flush()
-    if args.format != "json":
+    if args.format == "table":
+        print_by_problem(recs)
+    elif args.format == "csv":
         print_records(recs, args.format, _metric_cols(recs))
     return code
 
@@ -199,7 +212,7 @@ def cmd_batch(args) -> int:
         _note(f"skipped bad input: {msg}")
     for msg in rep.declined:
         _note(f"skipped: {msg}")
-    print_records(rep.rows, "table", _metric_cols(rep.rows))
+    print_by_problem(rep.rows)
     fails = [r for r in rep.ran if _failed(r)]
     _note(f"batch: {len(rep.ran)} ran, {rep.skipped_done} already in {args.out}, "
           f"{len(rep.declined)} declined, {len(rep.bad_input)} bad input, {len(fails)} failed; "

@@ -104,7 +104,7 @@ def test_bad_method_option_and_flags_exit_2():
 def _batch_dir(tmp_path):
     d = tmp_path / "inst"
     d.mkdir()
-    for name in ("worked_example.json", "shifts_n6_s1.json", "bench_n32_m8_s2_d0.1.json"):
+    for name in ("worked_example.json", "shifts_n6_s1.json", "bench_n32_m8_s2_d0.1.json"):  # spectra
         shutil.copy(EX / name, d / name)
     return d
 

@@ -440,20 +440,21 @@ def _highs_disambiguate(mx) -> str:
 # Lexicographic objectives
 # --------------------------------------------------------------------------------------
 def solve_lexicographic(model: gp.Model, objectives: Sequence[gp.LinExpr],
-                        rel_tol: float = 0.0, abs_tol: float = 1e-6, **solve_kw) -> list[Result]:
+                        rel_tol: float = 0.0, abs_tol: float = 1e-6, start=None,
+                        **solve_kw) -> list[Result]:
     """Minimize ``objectives`` in order, each stage with the earlier optima fixed.
 
     Stage j+1 adds ``obj_j <= z_j* + max(abs_tol, rel_tol*|z_j*|)`` (constraint
     ``lex_stage<j>``) and starts from stage j's solution. Uses only gurobipy constraints,
     so Gurobi and HiGHS see the identical stage models. Returns one Result per stage
-    that ran; it stops at the first stage without a solution. The added constraints
-    stay in the model (the last stage's model is what the final result refers to).
+    that ran; it stops at the first stage without a solution. ``start`` is a MIP start for
+    stage 1. The added constraints stay in the model (the last stage's model is what the
+    final result refers to).
     """
     results: list[Result] = []
     vars_ = None
     for j, expr in enumerate(objectives):
         model.setObjective(expr, GRB.MINIMIZE)
-        start = None
         if results and results[-1].has_solution:
             vars_ = vars_ or model.getVars()
             start = list(zip(vars_, results[-1].x))

@@ -237,3 +237,15 @@ def test_batch_mixes_problems_and_skips_foreign_methods(tmp_path):
     assert code == 0, err
     got = {(Path(r["instance"]).name, r["method"]) for r in rows(out)}
     assert got == {("worked_example.json", "spectra"), ("gpt-7b.json", "iter-halve")}
+
+
+def test_delta_milps_from_the_cli_on_the_hand_checked_case():
+    expected = {"delta-joint": (3.0, 3.0), "delta-topo": (4.0, 4.0)}   # (milp objective, reported C)
+    for method, (milp, C) in expected.items():
+        code, out, err = cli("solve", ROOT / "instances/delta/t0-hand.json", "--method", method,
+                             "--mip-gap", 0, "--format", "json")
+        assert code == 0, err
+        rec = json.loads(out)
+        assert rec["verified"] and rec["status"] == "optimal"
+        assert rec["milp_objective"] == pytest.approx(milp, abs=1e-6)
+        assert rec["objective"] == pytest.approx(C, abs=1e-6)

@@ -181,3 +181,23 @@ def test_prune_windows_respect_dependencies():
     for a, b, d in inst.deps:
         assert kmin[int(b)] >= kmin[int(a)] + (2 if d > 0 else 1)
     assert np.all(prof.k_start >= kmin) and np.all(prof.k_end <= kmax)   # the trace fits
+
+
+@pytest.mark.parametrize("make", [t0, fork, diamond])
+def test_fixed_step_approaches_the_interval_optimum_from_above(make):
+    from models.delta_fts import build_fixed_step
+
+    inst = make()
+    model, h, start = setup(inst, "joint")
+    interval = solve(model, backend="highs", start=start, mip_gap=0).objective
+    prev = np.inf
+    for dt in (1.0, 0.5, 0.25):
+        m2, h2 = build_fixed_step(inst, dt, h.T_up)
+        res = solve(m2, backend="highs", mip_gap=0)
+        assert res.status == "optimal"
+        c = h2.makespan_ms(res)
+        assert c >= interval - 1e-6                 # never better than the exact time model
+        assert c <= prev + 1e-6                     # a halved grid holds the coarser schedule
+        assert c - interval <= 2 * dt + 1e-6        # within rounding of the slice length
+        prev = c
+    assert prev == pytest.approx(interval, abs=1e-6)

@@ -1,0 +1,108 @@
+"""DELTA fixed-time-step MILP (the formulation the interval model replaces).
+
+Ye et al. 2026, Appendix A, Eqs. (19)-(30); delta spec 2.3. Time is cut into T slices of
+constant length dt; per slice each task has a rate r_{m,t}, an activity bit and start /
+completion flags. Slice t covers [(t-1) dt, t dt]. C_{m,t} = 1 marks the first inactive
+slice after the block (Eq. 25), so Eq. (30) in slice units overshoots by one slice: the
+makespan in ms is reported as (C - 1) dt (spec decision 31). Release times and tails
+are rounded up to whole slices, so the model's optimum approaches the interval model's
+from above as dt shrinks.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import gurobipy as gp
+import numpy as np
+from gurobipy import GRB
+
+from instances.delta import DeltaInstance
+from models.backend import Result, new_model
+from models.delta_milp import x_max
+
+
+@dataclass
+class FixedStepHandles:
+    inst: DeltaInstance
+    dt: float
+    T: int
+    x: gp.MVar
+    r: gp.MVar          # (M, T) rate, MB/ms
+    y: gp.MVar
+    Sf: gp.MVar
+    Cf: gp.MVar
+    C: gp.Var           # slices
+
+    def makespan_ms(self, res: Result) -> float:
+        return (res.value(self.C) - 1.0) * self.dt
+
+
+def build_fixed_step(inst: DeltaInstance, dt: float, T_up: float, fair: bool = False
+                     ) -> tuple[gp.Model, FixedStepHandles]:
+    """Eqs. (19), (21)-(30) with slice length ``dt`` (ms) over a horizon covering ``T_up``."""
+    if dt <= 0:
+        raise ValueError(f"step must be > 0, got {dt}")
+    B, M, nE = inst.bandwidth, inst.n_tasks, len(inst.links)
+    T = int(math.ceil(T_up / dt)) + 2
+    slots = np.arange(1, T + 1, dtype=float)
+    used = np.zeros(nE, bool)
+    used[inst.link_of] = True
+    model = new_model("delta_fixed_step")
+    x = model.addMVar(nE, vtype=GRB.INTEGER, lb=used.astype(float), ub=x_max(inst), name="x")
+    r = model.addMVar((M, T), lb=0.0, name="r")
+    y = model.addMVar((M, T), vtype=GRB.BINARY, name="y")
+    Sf = model.addMVar((M, T), vtype=GRB.BINARY, name="Sflag")
+    Cf = model.addMVar((M, T), vtype=GRB.BINARY, name="Cflag")
+    C = model.addVar(lb=0.0, name="C")
+
+    # (21) port budgets (x symmetric by construction, one value per link/orbit)
+    model.addConstr(inst.incidence @ x <= inst.ports, name="eq21_ports")
+    # (22) directed link capacity per slice
+    res = inst.link_of * 2 + inst.dir_of
+    for rr in np.unique(res):
+        tasks = np.flatnonzero(res == rr)
+        model.addConstr(r[tasks].sum(axis=0) <= B * x[rr // 2] * np.ones(T), name=f"eq22_link[{rr}]")
+    # (23) NIC capacity per slice, one row per distinct Phi(g)
+    for side in ("src_gpus", "dst_gpus"):
+        keys = {tuple(m for m, tk in enumerate(inst.tasks) if g in tk[side])
+                for g in {g for tk in inst.tasks for g in tk[side]}}
+        for j, key in enumerate(sorted(keys)):
+            coef = np.zeros(M)
+            coef[list(key)] = 1.0 / inst.flows[list(key)]
+            model.addConstr(coef @ r <= B, name=f"eq23_{side[:3]}[{j}]")
+    # (24) one start and one completion; (25) activity changes only at them (y_0 = 0)
+    model.addConstr(Sf.sum(axis=1) == 1, name="eq24_start")
+    model.addConstr(Cf.sum(axis=1) == 1, name="eq24_end")
+    model.addConstr(y[:, :1] == Sf[:, :1] - Cf[:, :1], name="eq25_first")
+    model.addConstr(y[:, 1:] - y[:, :-1] == Sf[:, 1:] - Cf[:, 1:], name="eq25_change")
+    # (26) volume delivered; (27) rate only while active, at most F_m B
+    model.addConstr(r.sum(axis=1) * dt >= inst.volume, name="eq26_volume")
+    model.addConstr(r <= y * (inst.flows * B)[:, None], name="eq27_active")
+    # release times: the first active slice starts at (t-1) dt >= r_m
+    first = np.ceil(inst.release / dt - 1e-9).astype(int) + 1
+    for m in np.flatnonzero(first > 1):
+        model.addConstr(Sf[m, : first[m] - 1].sum() == 0, name=f"release[{m}]")
+    # (28) dependencies in slice units with the delay rounded up
+    for a, b, d in inst.deps:
+        model.addConstr(slots @ Sf[int(b)] >= slots @ Cf[int(a)] + math.ceil(d / dt - 1e-9),
+                        name=f"eq28_dep[{int(a)},{int(b)}]")
+    # (29) optional fair sharing per directed link
+    if fair:
+        for rr in np.unique(res):
+            tasks = np.flatnonzero(res == rr)
+            if len(tasks) < 2:
+                continue
+            u = model.addMVar(T, lb=0.0, ub=B, name=f"u[{rr}]")
+            for m in tasks:
+                model.addConstr(r[m] / inst.flows[m] - u <= B * (1 - y[m]), name=f"eq29a[{m}]")
+                model.addConstr(u - r[m] / inst.flows[m] <= B * (1 - y[m]), name=f"eq29b[{m}]")
+    # (30) makespan in slices, plus tails (rounded up) and the all-intra path Q_0
+    q = np.ceil(inst.tail / dt - 1e-9)
+    for m in range(M):
+        model.addConstr(C >= slots * Cf[m] + q[m] * Cf[m], name=f"eq30_makespan[{m}]")
+    if inst.q0 > 0:
+        model.addConstr(C >= inst.q0 / dt + 1, name="eq30_q0")
+    model.setObjective(C, GRB.MINIMIZE)                                  # (19)
+    model.update()
+    return model, FixedStepHandles(inst, dt, T, x, r, y, Sf, Cf, C)

@@ -205,7 +205,7 @@ def cmd_batch(args) -> int:
     cfg = _config(args)
     if args.workers < 1:
         raise BadInput(f"--workers must be >= 1, got {args.workers}")
-    methods = [m.strip() for m in args.methods.split(",")] if args.methods else None
+    methods = _method_list(args.methods) if args.methods else None
     rep = run_batch(args.paths, methods, cfg, args.out, workers=args.workers,
                     scheduler=args.scheduler, progress=not args.no_progress)
     for msg in rep.bad_input:
@@ -222,6 +222,19 @@ def cmd_batch(args) -> int:
     return EXIT_FAIL if fails else EXIT_OK
 
 
+def _method_list(text: str) -> list[str]:
+    """Comma-separated method names, each known to some problem (else bad input)."""
+    from toolkit.registry import problems
+
+    names = [m.strip() for m in text.split(",") if m.strip()]
+    known = {m for p in problems().values() for m in p.methods}
+    bad = [m for m in names if m not in known]
+    if bad or not names:
+        raise BadInput(f"--methods: unknown method(s) {', '.join(bad) or '(none given)'} "
+                       f"(see `solve.py list`)")
+    return names
+
+
 def _failed(r):
     from toolkit.run import failed
 
@@ -234,9 +247,7 @@ def cmd_gap(args) -> int:
     from toolkit.run import NotApplicable, run_task
 
     cfg = _config(args)
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    if len(methods) < 1:
-        raise BadInput("--methods needs at least one method")
+    methods = _method_list(args.methods)
     code, rows = EXIT_OK, []
     for f in args.files:
         try:

@@ -13,10 +13,12 @@ import math
 
 import numpy as np
 
+from instances.spectra import effective
+
 
 def _lines(D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The 2n lines of D: its rows, and its columns as rows of D.T."""
-    D = np.asarray(D, dtype=float)
+    """The 2n lines of D (round-off entries dropped, as the algorithms do): rows, columns."""
+    D = effective(D)
     return D, D.T
 
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from instances.spectra import SUPPORT_EPS, support
+
 
 @dataclass
 class Decomposition:
@@ -34,16 +36,16 @@ class Decomposition:
         return served
 
 
-def degree(D: np.ndarray, eps: float = 0.0) -> int:
-    """Maximum number of nonzeros (> eps) in any row or column."""
-    S = D > eps
+def degree(D: np.ndarray) -> int:
+    """Maximum number of nonzeros (the support of instances.spectra) in any row or column."""
+    S = support(D)
     if not S.any():
         return 0
     return int(max(S.sum(axis=1).max(), S.sum(axis=0).max()))
 
 
 def _eps(D: np.ndarray) -> float:
-    return 1e-12 * float(D.max(initial=0.0))
+    return SUPPORT_EPS * float(D.max(initial=0.0))
 
 
 def mwm_node_coverage(D_rem: np.ndarray, S_rem: np.ndarray, eps: float,

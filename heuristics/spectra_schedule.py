@@ -12,7 +12,7 @@ import numpy as np
 from heuristics.spectra_decompose import Decomposition, decompose
 from instances.spectra import SpectraInstance, SpectraSchedule
 
-GAP_TOL = 1e-12
+GAP_TOL = 1e-12   # relative to the largest load (spec 6.6 uses 1e-12 slack)
 
 
 def lpt_schedule(dec: Decomposition, s: int, delta: float) -> list[list[list]]:
@@ -43,12 +43,13 @@ def equalize(sched: list[list[list]], delta: float, merge_identical: bool = Fals
     splits = 0
     while s > 1:
         hmax, hmin = int(np.argmax(loads)), int(np.argmin(loads))
-        if loads[hmax] - loads[hmin] <= delta + GAP_TOL:
+        tol = GAP_TOL * max(1.0, loads[hmax])
+        if loads[hmax] - loads[hmin] <= delta + tol:
             break
         mu = (loads[hmax] + loads[hmin] + delta) / 2
         tau = loads[hmax] - mu
         z = int(np.argmax([a for _, a in sched[hmax]]))
-        if sched[hmax][z][1] <= tau:
+        if sched[hmax][z][1] <= tau or tau <= tol:   # (tau <= tol: only round-off left)
             break
         sched[hmax][z][1] -= tau
         pid = sched[hmax][z][0]

@@ -33,9 +33,18 @@ def from_dict(d, source: str | None = None):
             raise InstanceError("", "top level must be a JSON object")
         if "problem" not in d:
             raise InstanceError("problem", "missing")
+        if not isinstance(d["problem"], str):
+            raise InstanceError("problem", f"must be a string, got {type(d['problem']).__name__}")
         if d.get("format", FORMAT) != FORMAT:
             raise InstanceError("format", f"unsupported format {d.get('format')!r} (expected {FORMAT})")
-        return instance_class(d["problem"]).from_dict(d)
+        if not isinstance(d.get("meta", {}), dict):
+            raise InstanceError("meta", "must be a JSON object")
+        try:
+            return instance_class(d["problem"]).from_dict(d)
+        except (TypeError, ValueError, OverflowError, KeyError, AttributeError) as exc:
+            if isinstance(exc, InstanceError):
+                raise
+            raise InstanceError("", f"invalid instance ({type(exc).__name__}: {exc})")
     except InstanceError as exc:
         raise exc.with_source(source) if source else exc
 
@@ -44,9 +53,11 @@ def read_json(path: str | Path) -> dict:
     """Parse an instance file, with malformed JSON reported as a one-line InstanceError."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise InstanceError("", f"cannot read file ({exc.strerror})", str(path))
+    except UnicodeDecodeError as exc:
+        raise InstanceError("", f"not UTF-8 text (byte {exc.start})", str(path))
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

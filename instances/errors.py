@@ -19,6 +19,12 @@ class InstanceError(ValueError):
         return InstanceError(self.field, self.msg, source)
 
 
+def short(v) -> str:
+    """A value for an error message, cut to 40 characters."""
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def require(d: dict, key: str, kind=None):
     """``d[key]``, or InstanceError naming the missing field."""
     if key not in d:
@@ -36,9 +42,13 @@ def require(d: dict, key: str, kind=None):
 def as_matrix(field: str, value, square: bool = True, nonneg: bool = True,
               integral: bool = False) -> np.ndarray:
     """A 2-D finite float matrix from nested lists, with shape/sign/integrality checks."""
+    if isinstance(value, list) and not all(
+            isinstance(row, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                          for v in row) for row in value):
+        raise InstanceError(field, "must be a list of rows of numbers (no strings, booleans or nesting)")
     try:
         arr = np.array(value, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InstanceError(field, "must be a matrix of numbers (ragged rows or non-numeric entries)")
     if arr.ndim != 2:
         raise InstanceError(field, f"must be a 2-D matrix, got {arr.ndim} dimension(s)")
@@ -46,6 +56,10 @@ def as_matrix(field: str, value, square: bool = True, nonneg: bool = True,
         raise InstanceError(field, f"must be square, got {arr.shape[0]}x{arr.shape[1]}")
     if not np.all(np.isfinite(arr)):
         raise InstanceError(field, "has non-finite entries")
+    with np.errstate(over="ignore"):
+        sums_ok = np.isfinite(arr.sum(axis=0)).all() and np.isfinite(arr.sum(axis=1)).all()
+    if not sums_ok:
+        raise InstanceError(field, "entries are so large that row or column sums overflow")
     if nonneg and np.any(arr < 0):
         i, j = map(int, np.argwhere(arr < 0)[0])
         raise InstanceError(field, f"must be non-negative, entry [{i}][{j}] = {arr[i, j]:g}")

@@ -16,9 +16,24 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from instances.errors import InstanceError, as_matrix, require
+from instances.errors import InstanceError, as_matrix, require, short
 
 COVER_TOL = 1e-9  # spec section 6.6: coverage checks
+SUPPORT_EPS = 1e-12  # entries <= SUPPORT_EPS * max(D) are zero (spec 2.2.3), for every method
+MAX_SWITCHES = 1_000_000
+
+
+def support(D: np.ndarray) -> np.ndarray:
+    """Entries that count as demand: D > SUPPORT_EPS * max(D). Smaller ones are round-off
+    (spec 2.2.3); every method, bound and the MILP use this one definition."""
+    D = np.asarray(D, dtype=float)
+    return D > SUPPORT_EPS * float(D.max(initial=0.0))
+
+
+def effective(D: np.ndarray) -> np.ndarray:
+    """D with the sub-support round-off entries set to 0."""
+    D = np.asarray(D, dtype=float)
+    return np.where(support(D), D, 0.0)
 
 
 @dataclass
@@ -37,14 +52,20 @@ class SpectraInstance:
         self.demand = as_matrix("demand", self.demand)
         if self.demand.shape[0] == 0:
             raise InstanceError("demand", "must have at least one row")
-        if isinstance(self.switches, bool) or int(self.switches) != self.switches:
-            raise InstanceError("switches", f"must be an integer, got {self.switches!r}")
+        if isinstance(self.switches, bool) or not isinstance(self.switches, (int, float)) or \
+                not np.isfinite(self.switches) or int(self.switches) != self.switches:
+            raise InstanceError("switches", f"must be an integer, got {short(self.switches)}")
         self.switches = int(self.switches)
         if self.switches < 1:
             raise InstanceError("switches", f"must be >= 1, got {self.switches}")
+        try:
+            self.delay = float(self.delay)
+        except (TypeError, ValueError, OverflowError):
+            raise InstanceError("delay", f"must be a finite number >= 0, got {short(self.delay)}")
         if not np.isfinite(self.delay) or self.delay < 0:
-            raise InstanceError("delay", f"must be a finite number >= 0, got {self.delay!r}")
-        self.delay = float(self.delay)
+            raise InstanceError("delay", f"must be a finite number >= 0, got {short(self.delay)}")
+        if self.switches > MAX_SWITCHES:
+            raise InstanceError("switches", f"must be <= {MAX_SWITCHES}, got {short(self.switches)}")
 
     @property
     def n(self) -> int:

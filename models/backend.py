@@ -358,16 +358,18 @@ def _solve_highs(model, params, start_items, log) -> Result:
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     ignored = []
+    lower = {k.lower(): v for k, v in HIGHS_PARAM_MAP.items()}   # Gurobi names ignore case
     for name, val in params.items():
-        if name not in HIGHS_PARAM_MAP:
+        if name.lower() not in lower:
             ignored.append(name)
             continue
-        opt, conv = HIGHS_PARAM_MAP[name]
+        opt, conv = lower[name.lower()]
         h.setOptionValue(opt, conv(val))
     if log:
         h.setOptionValue("log_file", log)
         h.setOptionValue("output_flag", True)
         h.setOptionValue("log_to_console", False)
+    _highs_thread_pool(next((v for k, v in params.items() if k.lower() == "threads"), None))
     A = mx["A"]
     m = A.shape[0]
     is_mip = bool(np.any(mx["integrality"]))
@@ -419,6 +421,21 @@ def _solve_highs(model, params, start_items, log) -> Result:
         res.message = (res.message + "; " if res.message else "") + \
             "no HiGHS equivalent, ignored: " + ", ".join(ignored)
     return res
+
+
+_HIGHS_POOL = "unset"   # thread count HiGHS' process-global scheduler was last sized for
+
+
+def _highs_thread_pool(threads) -> None:
+    """HiGHS keeps one global thread pool per process; a solve asking for another size
+    fails unless the pool is reset first (long-lived Dask workers hit this)."""
+    global _HIGHS_POOL
+    import highspy
+
+    want = None if threads is None else int(threads)
+    if _HIGHS_POOL != "unset" and want != _HIGHS_POOL:
+        highspy.Highs.resetGlobalScheduler(True)
+    _HIGHS_POOL = want
 
 
 def _highs_disambiguate(mx) -> str:

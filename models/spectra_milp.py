@@ -15,7 +15,7 @@ import numpy as np
 from gurobipy import GRB
 
 from models.backend import Result, new_model
-from instances.spectra import SpectraInstance, SpectraSchedule
+from instances.spectra import SpectraInstance, SpectraSchedule, support
 
 
 # ----------------------------------------------------------------------------------------
@@ -34,7 +34,7 @@ def build_refine_lp(D: np.ndarray, perms: list[np.ndarray]) -> tuple[gp.Model, R
     model = new_model("spectra_refine_lp")
     k = len(perms)
     alpha = model.addMVar(k, lb=0.0, name="alpha")
-    rows, cols = np.nonzero(D > 0)
+    rows, cols = np.nonzero(support(D))
     # P[e, i] = 1 when permutation i connects the e-th nonzero (row, col) of D
     P = np.stack([p[rows] == cols for p in perms], axis=1).astype(float) if k else \
         np.zeros((len(rows), 0))
@@ -69,7 +69,7 @@ class MilpHandles:
 
 def milp_size(inst: SpectraInstance, slots: int) -> tuple[int, int]:
     """(variables, constraints) of :func:`build_milp` without building it."""
-    E = int((inst.demand > 0).sum())
+    E = int(support(inst.demand).sum())
     s, n = inst.switches, inst.n
     return s * slots * (2 + 2 * E) + 1, s * slots * (2 * n + 2 * E + 2) + E + s
 
@@ -82,7 +82,7 @@ def build_milp(inst: SpectraInstance, slots: int, lb_cut: float | None = None,
     """
     D, s, delta = inst.demand, inst.switches, inst.delay
     n = inst.n
-    rows, cols = np.nonzero(D > 0)
+    rows, cols = np.nonzero(support(D))
     E, T = len(rows), int(slots)
     dem = D[rows, cols]
     rho = float(max(D.sum(axis=0).max(), D.sum(axis=1).max())) if E else 0.0
@@ -100,7 +100,7 @@ def build_milp(inst: SpectraInstance, slots: int, lb_cut: float | None = None,
     K = np.zeros((n, E))
     K[cols, np.arange(E)] = 1.0
     R, K = R[R.any(axis=1)], K[K.any(axis=1)]
-    for h in range(s):
+    for h in range(s if E else 0):
         for t in range(T):
             model.addConstr(R @ x[h, t] <= u[h, t], name=f"eq1_row[{h},{t}]")
             model.addConstr(K @ x[h, t] <= u[h, t], name=f"eq1_col[{h},{t}]")

@@ -102,6 +102,9 @@ def plan(paths, methods: list[str] | None, cfg: RunConfig, done: set, report: Ba
         except InstanceError as exc:
             report.bad_input.append(str(exc))
             continue
+        except Exception as exc:  # noqa: BLE001 - one bad file never stops a batch
+            report.bad_input.append(f"{src}: {type(exc).__name__}: {exc}")
+            continue
         prob = problem(inst.problem)
         names = [m for m in methods if m in prob.methods] if methods else [prob.default_method]
         if methods and not names:
@@ -117,8 +120,8 @@ def plan(paths, methods: list[str] | None, cfg: RunConfig, done: set, report: Ba
             except NotApplicable as exc:
                 report.declined.append(f"{src}: {exc}")
                 continue
-            except ValueError as exc:
-                report.bad_input.append(f"{src}: {exc}")
+            except ValueError as exc:          # OptionError from the applicability check
+                report.bad_input.append(f"{src}: field 'option': {exc}")
                 continue
             report.keys.append((src, name))
             tasks.append((data, src, name))

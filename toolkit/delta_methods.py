@@ -13,14 +13,15 @@ from models.delta_milp import build_interval, extract_interval, mip_start, profi
 from instances.delta import DeltaInstance, check_solution, from_job
 from instances.delta_models import TABLE_I
 from instances.errors import InstanceError
-from toolkit.registry import Generator, Method, MethodOutput, Problem, RunConfig, register_problem
+from toolkit.registry import (Generator, Method, MethodOutput, OptionError, Problem, RunConfig,
+                              register_problem)
 
 
 def _baseline(name):
     def run(inst: DeltaInstance, cfg: RunConfig) -> MethodOutput:
         policy = cfg.option("policy", "maxmin")
         if policy not in ("maxmin", "link_equal"):
-            raise ValueError(f"option policy: expected maxmin or link_equal, got {policy!r}")
+            raise OptionError(f"option policy: expected maxmin or link_equal, got {policy!r}")
         x = BASELINES[name](inst)
         ev = evaluate(inst, x, policy=policy)
         metrics = {k: ev[k] for k in ("nct", "nct_exposed", "ideal_iteration_time") if k in ev}

@@ -14,6 +14,10 @@ from models.backend import Result
 PROBLEM_MODULES = ("toolkit.spectra_methods", "toolkit.delta_methods")
 
 
+class OptionError(ValueError):
+    """A bad --option value or combination: bad input (exit 2), not a method failure."""
+
+
 @dataclass
 class RunConfig:
     """What the command line passes to a method."""
@@ -42,12 +46,12 @@ class RunConfig:
         if kind is bool and isinstance(val, str):
             low = val.lower()
             if low not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
-                raise ValueError(f"option {name}: expected a boolean, got {val!r}")
+                raise OptionError(f"option {name}: expected a boolean, got {val!r}")
             return low in ("1", "true", "yes", "on")
         try:
             return kind(val)
         except (TypeError, ValueError):
-            raise ValueError(f"option {name}: expected {kind.__name__}, got {val!r}")
+            raise OptionError(f"option {name}: expected {kind.__name__}, got {val!r}")
 
 
 @dataclass

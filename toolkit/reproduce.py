@@ -15,6 +15,8 @@ TARGETS: dict[str, tuple[str, str]] = {
                         "Spectra runtime and makespan/LB on n=100 benchmark matrices"),
     "delta-sim": ("benchmarks.delta_sim:run",
                   "DELTA simulator time per evaluation and baseline NCT, Table I workloads"),
+    "delta-milp": ("benchmarks.delta_milp:run",
+                   "DELTA MILP size/time: pruning, hot start, interval vs fixed-step"),
 }
 
 

@@ -11,7 +11,7 @@ import traceback
 
 import instances
 from instances.errors import InstanceError
-from toolkit.registry import RunConfig, problem
+from toolkit.registry import OptionError, RunConfig, problem
 
 CORE_FIELDS = ("instance", "name", "problem", "method", "backend", "status", "objective", "bound",
                "gap", "runtime_s", "n_vars", "n_int_vars", "n_constrs", "verified",
@@ -45,8 +45,14 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
     """
     inst = instances.from_dict(data, source)
     prob = problem(inst.problem)
-    method = resolve_method(prob, method_name)
-    check_applicable(inst, method, cfg)
+    try:
+        method = resolve_method(prob, method_name)
+    except InstanceError as exc:
+        raise exc.with_source(source) from None
+    try:
+        check_applicable(inst, method, cfg)
+    except OptionError as exc:
+        raise InstanceError("option", str(exc), source) from None
     if cfg.log_dir:
         from dataclasses import replace
         from pathlib import Path
@@ -59,7 +65,7 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
     t0 = time.perf_counter()
     try:
         out = method.run(inst, cfg)
-    except ValueError as exc:           # bad --option values and parameter combinations
+    except OptionError as exc:          # bad --option values and combinations
         raise InstanceError("option", str(exc), source) from None
     except Exception as exc:  # noqa: BLE001 - a failing method must not kill a batch
         rec.update(status="error", runtime_s=time.perf_counter() - t0,

@@ -11,7 +11,8 @@ from instances.spectra_workloads import generate
 from models.backend import solve
 from models.spectra_milp import (build_milp, build_refine_lp, extract_milp, extract_refine_lp,
                                  milp_size, milp_start)
-from toolkit.registry import Generator, Method, MethodOutput, Problem, RunConfig, register_problem
+from toolkit.registry import (Generator, Method, MethodOutput, OptionError, Problem, RunConfig,
+                              register_problem)
 
 MILP_MAX_VARS = 5000  # above this, `milp` declines (override: --option max_vars=N)
 
@@ -19,14 +20,14 @@ MILP_MAX_VARS = 5000  # above this, `milp` declines (override: --option max_vars
 def _spectra_opts(cfg: RunConfig) -> dict:
     edge_mode = cfg.option("edge_mode", "supp")
     if edge_mode not in ("supp", "srem"):
-        raise ValueError(f"option edge_mode: expected supp or srem, got {edge_mode!r}")
+        raise OptionError(f"option edge_mode: expected supp or srem, got {edge_mode!r}")
     return dict(edge_mode=edge_mode, merge_identical=cfg.option("merge_identical", False))
 
 
 def run_spectra(inst: SpectraInstance, cfg: RunConfig, equalize: bool = True) -> MethodOutput:
     refine = cfg.option("refine", "greedy")
     if refine not in ("greedy", "lp"):
-        raise ValueError(f"option refine: expected greedy or lp, got {refine!r}")
+        raise OptionError(f"option refine: expected greedy or lp, got {refine!r}")
     if refine == "lp":
         return run_spectra_lp(inst, cfg, equalize)
     return MethodOutput(spectra(inst, equalize_loads=equalize, **_spectra_opts(cfg)))
@@ -41,7 +42,13 @@ def run_spectra_lp(inst: SpectraInstance, cfg: RunConfig, equalize: bool = True)
     if not res.has_solution:
         return MethodOutput(None, res)
     dec.alphas = extract_refine_lp(handles, res)
-    return MethodOutput(spectra(inst, equalize_loads=equalize, dec=dec, **opts), res)
+    # The LP is a sub-problem (the durations of fixed permutations): its optimum is not a
+    # makespan bound and the schedule is still a heuristic one.
+    extra = {"refine_lp_objective": res.objective}
+    res.bound, res.gap = None, None
+    if res.status == "optimal":
+        res.status = "feasible"
+    return MethodOutput(spectra(inst, equalize_loads=equalize, dec=dec, **opts), res, extra)
 
 
 def _milp_slots(inst: SpectraInstance, cfg: RunConfig, seed) -> int:
@@ -67,7 +74,7 @@ def run_milp(inst: SpectraInstance, cfg: RunConfig) -> MethodOutput:
 
 def milp_applicable(inst: SpectraInstance, cfg: RunConfig) -> str | None:
     cap = cfg.option("max_vars", MILP_MAX_VARS, int)
-    slots = cfg.option("slots", 0, int) or max(degree(inst.demand), 1)
+    slots = _milp_slots(inst, cfg, spectra(inst))     # the slots the run will use
     nv, _ = milp_size(inst, slots)
     if nv > cap:
         return (f"exact MILP too large for n={inst.n}, s={inst.switches} (about {nv} variables > "
@@ -105,7 +112,7 @@ register_problem(Problem(
     objective="makespan",
     sense="min",
     metrics=("makespan", "lower_bound", "ratio_lb", "degree", "n_configs",
-             "max_configs_per_switch", "slots"),
+             "max_configs_per_switch", "slots", "refine_lp_objective"),
     methods={m.name: m for m in [
         Method("spectra", "heuristic", run_spectra,
                "Decompose (k=degree perms) + LPT Schedule + Equalize (Algs. 1-4)",

@@ -1,0 +1,152 @@
+"""DELTA MILP: model size and solve time with pruning / hot start, interval vs fixed step.
+
+Issue 4 targets: pruning cuts the task-time variables (w, y, s_flag) from about
+quadratic to about linear in the number of tasks (paper Section IV-A); with HiGHS on 2
+cores, DELTA-Joint for the GPT-7B toy and Mixtral-8x22B reaches a proven gap <= 1% in 600 s.
+
+Part A counts task-time variables exactly (no model is built): 3 |M| K without pruning,
+3 x sum of Algorithm 1 windows with it; K and anchors from the best baseline's simulation.
+Part B solves DELTA-Joint on GPT-7B (growing micro-batches) with pruning off/on and hot
+start off/on, and the fixed-time-step model at a step that reaches the same optimum.
+Part C (full runs only) solves DELTA-Joint on Mixtral-8x22B (64 micro-batches).
+
+Run: python benchmarks/delta_milp.py [--quick]  or  python solve.py reproduce delta-milp [--quick]
+Writes results/delta_milp.md and results/delta_milp_{sizes,solves}.csv.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchmarks.common import machine, md_table
+from heuristics.delta_sim import simulate
+from instances.delta import check_solution, from_job
+from instances.delta_models import TABLE_I
+from models.backend import solve
+from models.delta_fts import build_fixed_step
+from models.delta_milp import build_interval, extract_interval, mip_start, profile, prune_windows
+from toolkit.delta_methods import reference_run
+from toolkit.io import write_text_atomic
+
+
+def _setup(inst):
+    name, x, sim = reference_run(inst)
+    prof = profile(inst, sim)
+    K = prof.K + max(2, int(np.ceil(0.05 * prof.K)))
+    return x, sim, prof, K
+
+
+def sizes(models_n) -> pd.DataFrame:
+    recs = []
+    for model, N in models_n:
+        inst = from_job(dict(TABLE_I[model], micro_batches=N))
+        _, _, prof, K = _setup(inst)
+        kmin, kmax = prune_windows(inst, K, prof)
+        topo_only = prune_windows(inst, K, prof, anchors=False)
+        recs.append(dict(model=model, micro_batches=N, tasks=inst.n_tasks, K=K,
+                         task_time_vars_full=3 * inst.n_tasks * K,
+                         task_time_vars_dag_only=3 * int((topo_only[1] - topo_only[0] + 1).sum()),
+                         task_time_vars_pruned=3 * int((kmax - kmin + 1).sum())))
+    df = pd.DataFrame(recs)
+    df["pruned_per_task"] = df.task_time_vars_pruned / df.tasks
+    return df
+
+
+def _slope(df, col):
+    out = {}
+    for model, g in df.groupby("model"):
+        if len(g) > 1:
+            out[model] = float(np.polyfit(np.log(g.tasks), np.log(g[col]), 1)[0])
+    return out
+
+
+def solve_case(inst, label, prune, hot, limit, backend="highs"):
+    x, sim, prof, K = _setup(inst)
+    win = prune_windows(inst, K, prof) if prune else None
+    t0 = time.perf_counter()
+    model, h = build_interval(inst, K, sim.makespan * (1 + 1e-6), "joint", windows=win)
+    build_s = time.perf_counter() - t0
+    start = mip_start(h, x, sim) if hot else None
+    res = solve(model, backend=backend, start=start, time_limit=limit, threads=2)
+    ok = res.has_solution and not check_solution(inst, extract_interval(h, res))[0]
+    return dict(case=label, method="interval (DELTA-Joint)", prune=prune, hot_start=hot,
+                vars=res.n_vars, constrs=res.n_constrs, build_s=build_s, solve_s=res.runtime_s,
+                status=res.status, objective=res.objective, bound=res.bound, gap=res.gap,
+                verified=ok, reference_des=sim.makespan)
+
+
+def fts_case(inst, label, step, limit, backend="highs"):
+    _, sim, _, _ = _setup(inst)
+    t0 = time.perf_counter()
+    model, h = build_fixed_step(inst, step, sim.makespan * (1 + 1e-6))
+    build_s = time.perf_counter() - t0
+    res = solve(model, backend=backend, time_limit=limit, threads=2)
+    return dict(case=label, method=f"fixed step {step:g} ms", prune=False, hot_start=False,
+                vars=res.n_vars, constrs=res.n_constrs, build_s=build_s, solve_s=res.runtime_s,
+                status=res.status, objective=h.makespan_ms(res) if res.has_solution else None,
+                bound=None, gap=None, verified=None, reference_des=sim.makespan)
+
+
+def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+    ns = [2, 4, 8, 16] if quick else [2, 4, 8, 16, 32, 64]
+    size_cases = [("gpt-7b", n) for n in ns] + [("mixtral-8x22b", n) for n in ns] + \
+        ([] if quick else [("megatron-462b", 128), ("deepseek-671b", 128)])
+    df_sizes = sizes(size_cases)
+    limit = 120 if quick else 600
+    solves = []
+    for N in ([2, 4] if quick else [2, 4, 8]):
+        inst = from_job(dict(TABLE_I["gpt-7b"], micro_batches=N))
+        label = f"gpt-7b N={N}"
+        for prune, hot in ((True, True), (True, False), (False, True)):
+            solves.append(solve_case(inst, label, prune, hot, limit))
+        for step in (1.0, 0.25):
+            solves.append(fts_case(inst, label, step, limit))
+    if not quick:
+        inst = from_job(dict(TABLE_I["mixtral-8x22b"]))
+        solves.append(solve_case(inst, "mixtral-8x22b N=64", True, True, 600))
+    df_solves = pd.DataFrame(solves)
+    slopes_full = _slope(df_sizes[df_sizes.model != "megatron-462b"], "task_time_vars_full")
+    slopes_pruned = _slope(df_sizes[df_sizes.model != "megatron-462b"], "task_time_vars_pruned")
+    cmd = "python solve.py reproduce delta-milp" + (" --quick" if quick else "")
+    md = ["# DELTA MILP: pruning, hot start, interval vs fixed-step", "",
+          f"Regenerate: `{cmd}`. Machine: {machine()}. Solver: HiGHS (embedded), 2 threads, "
+          f"time limit {limit} s per solve.", "",
+          "## A. Task-time variables (w, y, s_flag) with and without Algorithm 1 pruning", "",
+          "Counted exactly from the windows (no model built). `dag_only` = topological bounds "
+          "without simulation anchors; `pruned` = anchors (margin 2) + DAG propagation, the "
+          "default. K = the events of the best baseline's simulation + max(2, 5%).", "",
+          md_table(df_sizes, ".4g"), "",
+          "Log-log slope of task-time variables against the number of tasks (1 = linear, "
+          "2 = quadratic): without pruning " +
+          ", ".join(f"{k} {v:.2f}" for k, v in slopes_full.items()) + "; with pruning " +
+          ", ".join(f"{k} {v:.2f}" for k, v in slopes_pruned.items()) + ".", "",
+          "## B. Solve time, DELTA-Joint (interval model) and the fixed-time-step model", "",
+          "Interval rows: pruning on/off, hot start (the best baseline's simulated schedule "
+          "as a complete MIP start) on/off. Fixed-step rows: Appendix A's model at two step "
+          "sizes (objective = (C - 1) x step, ms).", "",
+          md_table(df_solves, ".6g"), ""]
+    if not quick:
+        mix = df_solves[df_solves.case.str.startswith("mixtral")]
+        if len(mix):
+            r = mix.iloc[0]
+            md += [f"Target (Mixtral-8x22B, gap <= 1% in 600 s with HiGHS): status {r.status}, "
+                   f"gap {r.gap}, solve {r.solve_s:.0f} s.", ""]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / "delta_milp.md", out_dir / "delta_milp_sizes.csv", out_dir / "delta_milp_solves.csv"]
+    write_text_atomic(paths[1], df_sizes.to_csv(index=False))
+    write_text_atomic(paths[2], df_solves.to_csv(index=False))
+    write_text_atomic(paths[0], "\n".join(md))
+    return paths
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--out-dir", default="results")
+    a = ap.parse_args()
+    for p in run(a.quick, Path(a.out_dir)):
+        print(p)

@@ -44,7 +44,9 @@ def build_fixed_step(inst: DeltaInstance, dt: float, T_up: float, fair: bool = F
     if dt <= 0:
         raise ValueError(f"step must be > 0, got {dt}")
     B, M, nE = inst.bandwidth, inst.n_tasks, len(inst.links)
-    T = int(math.ceil(T_up / dt)) + 2
+    # Rounding delays, releases, tails and durations up to whole slices can add up to one
+    # slice per task and per dependency along a chain: extend the horizon by that much.
+    T = int(math.ceil(T_up / dt)) + 2 * (_depth(inst) + 1) + 2
     slots = np.arange(1, T + 1, dtype=float)
     used = np.zeros(nE, bool)
     used[inst.link_of] = True
@@ -106,3 +108,23 @@ def build_fixed_step(inst: DeltaInstance, dt: float, T_up: float, fair: bool = F
     model.setObjective(C, GRB.MINIMIZE)                                  # (19)
     model.update()
     return model, FixedStepHandles(inst, dt, T, x, r, y, Sf, Cf, C)
+
+
+def _depth(inst: DeltaInstance) -> int:
+    """The largest number of dependencies on any path of the reduced DAG."""
+    M = inst.n_tasks
+    depth = np.zeros(M, dtype=np.int64)
+    succ = [[] for _ in range(M)]
+    indeg = np.zeros(M, dtype=np.int64)
+    for a, b, _ in inst.deps:
+        succ[int(a)].append(int(b))
+        indeg[int(b)] += 1
+    stack = [m for m in range(M) if indeg[m] == 0]
+    while stack:
+        v = stack.pop()
+        for w in succ[v]:
+            depth[w] = max(depth[w], depth[v] + 1)
+            indeg[w] -= 1
+            if indeg[w] == 0:
+                stack.append(w)
+    return int(depth.max(initial=0))

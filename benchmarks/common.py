@@ -1,8 +1,10 @@
 """Shared helpers for benchmark scripts: machine description and Markdown tables."""
 from __future__ import annotations
 
+import argparse
 import platform
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -29,3 +31,25 @@ def md_table(df: pd.DataFrame, floatfmt: str = ".4g") -> str:
         cells = [format(v, floatfmt) if isinstance(v, float) else str(v) for v in row]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def write_report(out_dir: Path, name: str, md_lines: list[str], tables: dict) -> list[Path]:
+    """Write ``<name>.md`` and one CSV per table (``{csv file name: DataFrame}``) atomically."""
+    from toolkit.io import write_text_atomic
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / f"{name}.md"] + [out_dir / f for f in tables]
+    for path, df in zip(paths[1:], tables.values()):
+        write_text_atomic(path, df.to_csv(index=False))
+    write_text_atomic(paths[0], "\n".join(md_lines))
+    return paths
+
+
+def main(run, doc: str) -> None:
+    """The command line every benchmark script shares: [--quick] [--out-dir DIR]."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--out-dir", default="results")
+    a = ap.parse_args()
+    for p in run(a.quick, Path(a.out_dir)):
+        print(p)

@@ -10,19 +10,17 @@ Writes results/delta_sim.md and results/delta_sim.csv.
 """
 from __future__ import annotations
 
-import argparse
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from benchmarks.common import machine, md_table
+from benchmarks.common import main, machine, md_table, write_report
 from heuristics.delta_baselines import BASELINES
 from heuristics.delta_sim import compile_graph, critical_path_bound, evaluate, simulate
 from instances.delta import check_solution, from_job
 from instances.delta_models import TABLE_I
-from toolkit.io import write_text_atomic
 
 WORKLOADS = ("megatron-177b", "mixtral-8x22b", "megatron-462b", "deepseek-671b", "gpt-7b")
 
@@ -66,17 +64,8 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
           md_table(df, ".4g"), "",
           f"Target: < 50 ms per evaluation for Megatron-462B (128 micro-batches): measured "
           f"{df.loc[df.workload == 'megatron-462b', 'sim_ms_median'].iloc[0]:.1f} ms median.", ""]
-    out_dir.mkdir(parents=True, exist_ok=True)
-    md_path, csv_path = out_dir / "delta_sim.md", out_dir / "delta_sim.csv"
-    write_text_atomic(csv_path, df.to_csv(index=False))
-    write_text_atomic(md_path, "\n".join(md))
-    return [md_path, csv_path]
+    return write_report(out_dir, "delta_sim", md, {"delta_sim.csv": df})
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--out-dir", default="results")
-    a = ap.parse_args()
-    for p in run(a.quick, Path(a.out_dir)):
-        print(p)
+    main(run, __doc__)

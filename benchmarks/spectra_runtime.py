@@ -10,19 +10,17 @@ Writes results/spectra_runtime.md and results/spectra_runtime.csv.
 """
 from __future__ import annotations
 
-import argparse
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from benchmarks.common import machine, md_table
+from benchmarks.common import main, machine, md_table, write_report
 from heuristics.spectra_bounds import lower_bound
 from heuristics.spectra_schedule import spectra
 from instances.spectra import check_schedule
 from instances.spectra_workloads import generate
-from toolkit.io import write_text_atomic
 
 S_GRID = (2, 4, 8)
 DELTA_GRID = (0.01, 0.04, 0.10)
@@ -67,17 +65,8 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
         "", md_table(agg), "",
         f"Overall: median runtime {df.runtime_ms.median():.2f} ms, max {df.runtime_ms.max():.2f} ms; "
         f"mean makespan/LB {df.ratio_lb.mean():.4f}, max {df.ratio_lb.max():.4f}.", ""]
-    out_dir.mkdir(parents=True, exist_ok=True)
-    md_path, csv_path = out_dir / "spectra_runtime.md", out_dir / "spectra_runtime.csv"
-    write_text_atomic(csv_path, df.to_csv(index=False))
-    write_text_atomic(md_path, "\n".join(md))
-    return [md_path, csv_path]
+    return write_report(out_dir, "spectra_runtime", md, {"spectra_runtime.csv": df})
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--out-dir", default="results")
-    a = ap.parse_args()
-    for p in run(a.quick, Path(a.out_dir)):
-        print(p)
+    main(run, __doc__)

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from instances.delta import DeltaInstance, DeltaSolution, makespan_of
+from instances.dag import topological_order
+from instances.delta import DeltaInstance, DeltaSolution
 
 EPS = 1e-9
 
@@ -370,13 +371,7 @@ def critical_path_bound(inst: DeltaInstance) -> float:
     g = compile_graph(inst)
     d = g.volume / (g.flows * g.bandwidth)
     es = g.release.copy()
-    left = np.array([len(p) for p in g.preds])
-    stack = [m for m in range(g.n) if left[m] == 0]
-    while stack:
-        m = stack.pop()
+    for m in topological_order(g.n, inst.deps[:, 0].astype(int), inst.deps[:, 1].astype(int)):
         for s, dl in g.succ[m]:
             es[s] = max(es[s], es[m] + d[m] + dl)
-            left[s] -= 1
-            if left[s] == 0:
-                stack.append(s)
     return float(max(g.q0, np.max(es + d + g.tail, initial=0.0)))

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from instances.dag import topological_order
 from instances.errors import InstanceError, require
 
 REL_TOL = 1e-6
@@ -189,20 +190,9 @@ def _find_link(links, t):
 
 
 def _check_acyclic(M: int, edges: np.ndarray) -> None:
-    indeg = np.bincount(edges[:, 1], minlength=M)
-    succ = [[] for _ in range(M)]
-    for a, b in edges:
-        succ[a].append(b)
-    stack = [v for v in range(M) if indeg[v] == 0]
-    count = 0
-    while stack:
-        v = stack.pop()
-        count += 1
-        for w in succ[v]:
-            indeg[w] -= 1
-            if indeg[w] == 0:
-                stack.append(w)
-    if count != M:
+    try:
+        topological_order(M, edges[:, 0], edges[:, 1])
+    except ValueError:
         raise InstanceError("deps", "dependencies contain a cycle")
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from instances.dag import topological_order
 from instances.delta_models import Job, forward_ms, grad_mb_per_gpu, pp_volume_mb
 
 
@@ -255,7 +256,7 @@ def reduce_dag(g: FullDag, prune: bool = True) -> dict:
     for a, b in g.edges:
         succ[a].append(b)
         indeg[b] += 1
-    order = _topo_order(succ, indeg)
+    order = topological_order(n, [a for a, _ in g.edges], [b for _, b in g.edges])
     dur = np.asarray(g.dur, dtype=float)
     comm = np.asarray(g.comm)
     NEG = -np.inf
@@ -315,19 +316,3 @@ def reduce_dag(g: FullDag, prune: bool = True) -> dict:
     ai, ci = np.nonzero(keep)
     deps = [(int(a), int(c), float(first[a, c])) for a, c in zip(ai, ci)]
     return dict(deps=deps, release=release, tail=tail, q0=q0)
-
-
-def _topo_order(succ, indeg) -> np.ndarray:
-    indeg = indeg.copy()
-    stack = [v for v in range(len(succ)) if indeg[v] == 0]
-    out = []
-    while stack:
-        v = stack.pop()
-        out.append(v)
-        for w in succ[v]:
-            indeg[w] -= 1
-            if indeg[w] == 0:
-                stack.append(w)
-    if len(out) != len(succ):
-        raise ValueError("the DAG has a cycle")
-    return np.asarray(out)

@@ -17,6 +17,7 @@ import gurobipy as gp
 import numpy as np
 from gurobipy import GRB
 
+from instances.dag import longest_depth
 from instances.delta import DeltaInstance
 from models.backend import Result, new_model
 from models.delta_milp import x_max
@@ -46,7 +47,7 @@ def build_fixed_step(inst: DeltaInstance, dt: float, T_up: float, fair: bool = F
     B, M, nE = inst.bandwidth, inst.n_tasks, len(inst.links)
     # Rounding delays, releases, tails and durations up to whole slices can add up to one
     # slice per task and per dependency along a chain: extend the horizon by that much.
-    T = int(math.ceil(T_up / dt)) + 2 * (_depth(inst) + 1) + 2
+    T = int(math.ceil(T_up / dt)) + 2 * (longest_depth(inst.n_tasks, inst.deps[:, 0].astype(int), inst.deps[:, 1].astype(int)) + 1) + 2
     slots = np.arange(1, T + 1, dtype=float)
     used = np.zeros(nE, bool)
     used[inst.link_of] = True
@@ -109,22 +110,3 @@ def build_fixed_step(inst: DeltaInstance, dt: float, T_up: float, fair: bool = F
     model.update()
     return model, FixedStepHandles(inst, dt, T, x, r, y, Sf, Cf, C)
 
-
-def _depth(inst: DeltaInstance) -> int:
-    """The largest number of dependencies on any path of the reduced DAG."""
-    M = inst.n_tasks
-    depth = np.zeros(M, dtype=np.int64)
-    succ = [[] for _ in range(M)]
-    indeg = np.zeros(M, dtype=np.int64)
-    for a, b, _ in inst.deps:
-        succ[int(a)].append(int(b))
-        indeg[int(b)] += 1
-    stack = [m for m in range(M) if indeg[m] == 0]
-    while stack:
-        v = stack.pop()
-        for w in succ[v]:
-            depth[w] = max(depth[w], depth[v] + 1)
-            indeg[w] -= 1
-            if indeg[w] == 0:
-                stack.append(w)
-    return int(depth.max(initial=0))

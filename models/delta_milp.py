@@ -17,6 +17,7 @@ import gurobipy as gp
 import numpy as np
 from gurobipy import GRB
 
+from instances.dag import topological_order
 from instances.delta import DeltaInstance, DeltaSolution
 from models.backend import Result, new_model
 
@@ -65,7 +66,7 @@ def prune_windows(inst: DeltaInstance, K: int, prof: Profile | None = None, marg
         has_succ[pre] = True
         kmin[has_succ] = np.maximum(kmin[has_succ], prof.k_start[has_succ] - margin)
         kmax[has_succ] = np.minimum(kmax[has_succ], prof.k_end[has_succ] + margin)
-    order = _topo(M, pre, suc)
+    order = topological_order(M, pre, suc).tolist()
     out_edges = [[] for _ in range(M)]
     in_edges = [[] for _ in range(M)]
     for i, (a, b) in enumerate(zip(pre, suc)):
@@ -82,23 +83,6 @@ def prune_windows(inst: DeltaInstance, K: int, prof: Profile | None = None, marg
         raise ValueError(f"empty interval window for task {m} (k_min {kmin[m]} > k_max {kmax[m]}): "
                          "increase K or the anchor margin")
     return kmin, kmax
-
-
-def _topo(M, pre, suc):
-    indeg = np.bincount(suc, minlength=M)
-    succ = [[] for _ in range(M)]
-    for a, b in zip(pre, suc):
-        succ[a].append(b)
-    stack = [m for m in range(M) if indeg[m] == 0]
-    out = []
-    while stack:
-        v = stack.pop()
-        out.append(v)
-        for w in succ[v]:
-            indeg[w] -= 1
-            if indeg[w] == 0:
-                stack.append(w)
-    return out
 
 
 # ------------------------------------------------------------------------------------------

@@ -11,10 +11,10 @@ from heuristics.delta_baselines import sqrt_alloc
 from heuristics.delta_sim import simulate
 from instances.delta import check_solution, from_job
 from instances.delta_models import TABLE_I
-from models.backend import export_matrix, solve, solve_lexicographic
+from models.backend import solve, solve_lexicographic
 from models.delta_milp import (build_interval, extract_interval, mip_start, profile, prune_windows,
                                x_max)
-from tests.conftest import gurobi_available
+from tests.conftest import assert_feasible_start, gurobi_available
 
 
 def t0():
@@ -134,17 +134,7 @@ def test_joint_at_most_topo_at_most_simulated(make):
 def test_hot_start_is_a_complete_feasible_point(variant):
     inst = from_job(dict(TABLE_I["gpt-7b"], micro_batches=4))
     model, h, start = setup(inst, variant)
-    assert len(start) == model.NumVars
-    mx = export_matrix(model)
-    x = np.zeros(model.NumVars)
-    for v, val in start.items():
-        x[v.index] = val
-    ax = mx["A"] @ x
-    tol = 1e-6 * max(1.0, h.T_up)
-    assert np.all(ax >= mx["rlo"] - tol) and np.all(ax <= mx["rup"] + tol)
-    assert np.all(x >= mx["lb"] - 1e-9) and np.all(x <= mx["ub"] + 1e-9)
-    ints = mx["integrality"] == 1
-    assert np.allclose(x[ints], np.round(x[ints]))
+    assert_feasible_start(model, start, row_tol=1e-6 * max(1.0, h.T_up))
 
 
 @pytest.mark.skipif(not gurobi_available(), reason="no Gurobi")

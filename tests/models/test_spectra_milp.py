@@ -13,7 +13,7 @@ from instances.spectra import SpectraInstance, check_schedule
 from instances.spectra_workloads import random_matrix
 from models.backend import solve
 from models.spectra_milp import build_milp, extract_milp, milp_start
-from tests.conftest import needs_gurobi
+from tests.conftest import assert_feasible_start, needs_gurobi
 from toolkit.registry import RunConfig
 from toolkit.run import run_task
 
@@ -88,18 +88,7 @@ def test_spectra_start_is_a_complete_feasible_point():
     sched = spectra(inst)
     slots = max(len(sw) for sw in sched.switches)
     model, h = build_milp(inst, slots)
-    start = milp_start(h, sched)
-    assert len(start) == model.NumVars
-    # every constraint holds at the start (checked on the exported matrix)
-    from models.backend import export_matrix
-
-    mx = export_matrix(model)
-    x = np.zeros(model.NumVars)
-    for v, val in start.items():
-        x[v.index] = val
-    ax = mx["A"] @ x
-    assert np.all(ax >= mx["rlo"] - 1e-9) and np.all(ax <= mx["rup"] + 1e-9)
-    assert np.all(x >= mx["lb"] - 1e-12) and np.all(x <= mx["ub"] + 1e-12)
+    assert_feasible_start(model, milp_start(h, sched))
 
 
 @pytest.mark.parametrize("backend", ["gurobi", "highs"])

@@ -201,6 +201,7 @@ def cmd_solve(args) -> int:
 
 def cmd_batch(args) -> int:
     from toolkit.batch import run_batch
+    from toolkit.run import failed
 
     cfg = _config(args)
     if args.workers < 1:
@@ -213,7 +214,7 @@ def cmd_batch(args) -> int:
     for msg in rep.declined:
         _note(f"skipped: {msg}")
     print_by_problem(rep.rows)
-    fails = [r for r in rep.ran if _failed(r)]
+    fails = [r for r in rep.ran if failed(r)]
     _note(f"batch: {len(rep.ran)} ran, {rep.skipped_done} already in {args.out}, "
           f"{len(rep.declined)} declined, {len(rep.bad_input)} bad input, {len(fails)} failed; "
           f"results in {args.out}")
@@ -235,16 +236,10 @@ def _method_list(text: str) -> list[str]:
     return names
 
 
-def _failed(r):
-    from toolkit.run import failed
-
-    return failed(r)
-
-
 def cmd_gap(args) -> int:
     import instances
     from instances.errors import InstanceError
-    from toolkit.run import NotApplicable, run_task
+    from toolkit.run import NotApplicable, failed, run_task
 
     cfg = _config(args)
     methods = _method_list(args.methods)
@@ -265,7 +260,7 @@ def cmd_gap(args) -> int:
             o = r["objective"]
             r["vs_best"] = (o - best_obj) / best_obj if o is not None and best_obj else None
             r["vs_best_bound"] = (o - best_bound) / o if o and best_bound is not None else None
-            if _failed(r):
+            if failed(r):
                 code = max(code, EXIT_FAIL) if code != EXIT_BAD_INPUT else code
         rows.extend(recs)
     cols = ["best_objective", "best_bound", "vs_best", "vs_best_bound"]

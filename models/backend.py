@@ -221,20 +221,25 @@ def solve(model: gp.Model, backend: str = "auto", time_limit: float | None = Non
         res = _solve_highs(model, params, start_items, log)
     res.backend, res.backend_reason = chosen, reason
     res.n_vars, res.n_int_vars, res.n_constrs = model_size(model)
-    _fill_gap(res, model.ModelSense)
+    _fill_gap(res)
     return res
 
 
-def _fill_gap(res: Result, sense: int) -> None:
-    if res.objective is None or res.bound is None:
-        res.gap = None
-        return
-    if res.status == "optimal" and res.gap is None:
+def relative_gap(obj: float | None, bound: float | None) -> float | None:
+    """|objective - bound| / |objective| (0 within 1e-9 relative; None if either is missing)."""
+    if obj is None or bound is None:
+        return None
+    diff = abs(obj - bound)
+    if diff <= 1e-9 * max(1.0, abs(obj)):
+        return 0.0
+    return diff / abs(obj) if abs(obj) > 1e-12 else math.inf
+
+
+def _fill_gap(res: Result) -> None:
+    if res.status == "optimal" and res.bound is None and res.objective is not None:
         res.gap = 0.0
-        return
-    diff = abs(res.objective - res.bound)
-    res.gap = 0.0 if diff <= 1e-9 else (diff / abs(res.objective) if abs(res.objective) > 1e-12
-                                         else math.inf)
+    else:
+        res.gap = relative_gap(res.objective, res.bound)
 
 
 # --------------------------------------------------------------------------------------

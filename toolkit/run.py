@@ -5,12 +5,12 @@ the objective in the record is the checker's recomputation, not the method's cla
 """
 from __future__ import annotations
 
-import math
 import time
 import traceback
 
 import instances
 from instances.errors import InstanceError
+from models.backend import relative_gap
 from toolkit.registry import OptionError, RunConfig, problem
 
 CORE_FIELDS = ("instance", "name", "problem", "method", "backend", "status", "objective", "bound",
@@ -96,17 +96,8 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
     if analytic is not None:
         better = max if prob.sense == "min" else min
         rec["bound"] = analytic if rec["bound"] is None else better(rec["bound"], analytic)
-    rec["gap"] = _gap(rec["objective"], rec["bound"])
+    rec["gap"] = relative_gap(rec["objective"], rec["bound"])
     return rec
-
-
-def _gap(obj, bound):
-    if obj is None or bound is None:
-        return None
-    diff = abs(obj - bound)
-    if diff <= 1e-9 * max(1.0, abs(obj)):
-        return 0.0
-    return diff / abs(obj) if abs(obj) > 1e-12 else math.inf
 
 
 def failed(rec: dict) -> bool:

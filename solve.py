@@ -253,7 +253,8 @@ def cmd_gap(args) -> int:
             code = EXIT_BAD_INPUT
             continue
         objs = [r["objective"] for r in recs if r.get("verified") and r["objective"] is not None]
-        bounds = [r["bound"] for r in recs if r.get("bound") is not None]
+        # only bounds valid for the instance: a method's own bound may hold for its model alone
+        bounds = [r["problem_bound"] for r in recs if r.get("problem_bound") is not None]
         best_obj, best_bound = (min(objs) if objs else None), (max(bounds) if bounds else None)
         for r in recs:
             r["best_objective"], r["best_bound"] = best_obj, best_bound

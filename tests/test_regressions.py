@@ -113,3 +113,19 @@ def test_unknown_method_names_are_rejected():
         assert code == 2 and "spectr" in err
     code, _, err = cli("solve", EX / "worked_example.json", "--method", "spectr")
     assert code == 2 and "worked_example.json" in err
+
+
+def test_gap_study_uses_only_bounds_valid_for_the_instance(tmp_path):
+    """DELTA-Topo's MILP bound (4) holds for fair sharing only; Joint reaches 3 on T0."""
+    import csv
+
+    from tests.test_cli import ROOT
+
+    out = tmp_path / "gap.csv"
+    code, _, err = cli("gap", ROOT / "instances/delta/t0-hand.json", "--methods",
+                       "sqrt-alloc,delta-joint,delta-topo", "--mip-gap", 0, "--out", out)
+    assert code == 0, err
+    rows = list(csv.DictReader(out.open()))
+    best_obj = min(float(r["objective"]) for r in rows)
+    assert all(float(r["best_bound"]) <= best_obj + 1e-9 for r in rows)
+    assert all(float(r["vs_best_bound"]) >= -1e-9 for r in rows)

@@ -69,6 +69,9 @@ class Method:
     summary: str
     options: str = ""                                    # help text for --option
     applicable: Callable[[Any, RunConfig], str | None] | None = None  # reason if not
+    # True when the model solves the instance's problem without restriction, so its solver
+    # bound bounds the instance's optimum (not only this model's, e.g. T slots, K intervals)
+    exact: bool = False
 
 
 @dataclass(frozen=True)

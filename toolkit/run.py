@@ -15,7 +15,7 @@ from toolkit.registry import OptionError, RunConfig, problem
 
 CORE_FIELDS = ("instance", "name", "problem", "method", "backend", "status", "objective", "bound",
                "gap", "runtime_s", "n_vars", "n_int_vars", "n_constrs", "verified",
-               "backend_reason", "message")
+               "backend_reason", "message", "problem_bound")
 
 
 class NotApplicable(ValueError):
@@ -93,6 +93,9 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
         if want_solution:
             rec["solution"] = prob.solution_to_dict(out.solution)
     analytic = prob.bound(inst) if prob.bound else None
+    rec["problem_bound"] = analytic           # valid for the instance, whatever the method
+    if method.exact and res is not None and res.bound is not None:
+        rec["problem_bound"] = res.bound if analytic is None else max(analytic, res.bound)
     if analytic is not None:
         better = max if prob.sense == "min" else min
         rec["bound"] = analytic if rec["bound"] is None else better(rec["bound"], analytic)

@@ -307,7 +307,10 @@ def extract_interval(h: IntervalHandles, res: Result) -> DeltaSolution:
     S, C = np.zeros(M), np.zeros(M)
     rows = []
     for m in range(M):
-        ks = [k for k in range(h.kmin[m] - 1, h.kmax[m]) if res.value(h.y[m, k]) > 0.5]
+        window = range(h.kmin[m] - 1, h.kmax[m])
+        ks = [k for k in window if res.value(h.y[m, k]) > 0.5]
+        if not ks:   # integrality tolerance: fall back to the intervals that carry volume
+            ks = [k for k in window if res.value(h.w[m, k]) > 1e-9 * inst.volume[m]]
         S[m], C[m] = t[min(ks)], t[max(ks) + 1]
         ws = np.array([max(res.value(h.w[m, k]), 0.0) for k in ks])
         ws *= inst.volume[m] / ws.sum()

@@ -302,12 +302,26 @@ def _maxmin(g: SimGraph, act, cap, B) -> np.ndarray:
 # Critical chain, NCT and bounds (spec 4.4)
 # ------------------------------------------------------------------------------------------
 def critical_chain(g: SimGraph, start, finish) -> tuple[list[int], float, float]:
-    """(chain of tasks, non-communication time NC, makespan) traced back from the end."""
+    """(chain of tasks, non-communication time NC, makespan) traced back from the end.
+
+    From the end node attaining C, repeatedly step to the predecessor maximizing
+    C_p + delta while that is >= the release time (spec 4.4). When several end nodes
+    attain C, the chain with the most non-communication time is taken (the spec is
+    silent on ties; this counts only communication that nothing else hides).
+    """
     C = float(max(g.q0, np.max(finish + g.tail, initial=0.0)))
     ends = finish + g.tail
     if g.n == 0 or g.q0 >= ends.max() - EPS:
         return [], g.q0, C
-    m = int(np.argmax(ends))
+    best = None
+    for m0 in np.flatnonzero(ends >= C - 1e-9 * max(1.0, C)):
+        chain, nc = _trace_back(g, finish, int(m0))
+        if best is None or nc > best[1]:
+            best = (chain, nc)
+    return best[0], best[1], C
+
+
+def _trace_back(g: SimGraph, finish, m: int) -> tuple[list[int], float]:
     nc = float(g.tail[m])
     chain = [m]
     while True:
@@ -321,8 +335,7 @@ def critical_chain(g: SimGraph, start, finish) -> tuple[list[int], float, float]
             chain.append(m)
         else:
             nc += float(g.release[m])
-            break
-    return chain[::-1], nc, C
+            return chain[::-1], nc
 
 
 def comm_time(g: SimGraph, res: SimResult) -> float:

@@ -249,3 +249,13 @@ def test_delta_milps_from_the_cli_on_the_hand_checked_case():
         assert rec["verified"] and rec["status"] == "optimal"
         assert rec["milp_objective"] == pytest.approx(milp, abs=1e-6)
         assert rec["objective"] == pytest.approx(C, abs=1e-6)
+
+
+def test_delta_fast_and_hotstart_from_the_cli():
+    for method in ("delta-fast", "delta-joint-hotstart"):
+        code, out, err = cli("solve", ROOT / "instances/delta/t0-hand.json", "--method", method,
+                             "--option", "stall=10", "--option", "pop=8", "--format", "json")
+        assert code == 0, err
+        rec = json.loads(out)
+        assert rec["verified"]
+        assert rec["objective"] == pytest.approx(4.0 if method == "delta-fast" else 3.0, abs=1e-6)

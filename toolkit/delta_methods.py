@@ -5,6 +5,7 @@ import gurobipy as gp
 import numpy as np
 
 from heuristics.delta_baselines import BASELINES
+from heuristics.delta_fast import delta_fast
 from heuristics.delta_sim import (compile_graph, critical_chain, critical_path_bound, evaluate,
                                   ideal_reference, simulate)
 from models.backend import solve, solve_lexicographic
@@ -46,9 +47,29 @@ def reference_run(inst: DeltaInstance):
     return best
 
 
-def _interval_method(variant: str):
+def _ga(inst: DeltaInstance, cfg: RunConfig):
+    """DELTA-Fast (Alg. 3) with the spec's defaults, seeded with the three baselines."""
+    return delta_fast(inst, pop=cfg.option("pop", 64), generations=cfg.option("generations", 5000),
+                      stall=cfg.option("stall", 200), seed=cfg.option("seed", 0),
+                      time_limit=cfg.option("ga_time_limit", cfg.time_limit or DEFAULT_TIME_LIMIT),
+                      seeds=[fn(inst) for fn in BASELINES.values()])
+
+
+def run_fast(inst: DeltaInstance, cfg: RunConfig) -> MethodOutput:
+    ga = _ga(inst, cfg)
+    ev = evaluate(inst, ga.x, policy="maxmin")
+    metrics = {k: ev[k] for k in ("nct", "nct_exposed", "ideal_iteration_time")}
+    metrics.update(generations=ga.generations, evaluations=ga.evaluations)
+    return MethodOutput(ev["sim"].solution(ga.x), metrics=metrics)
+
+
+def _interval_method(variant: str, hot_from_ga: bool = False):
     def run(inst: DeltaInstance, cfg: RunConfig) -> MethodOutput:
-        ref_name, x_ref, sim = reference_run(inst)
+        if hot_from_ga:                    # DELTA-Joint-HotStart: the GA's topology as reference
+            ga = _ga(inst, cfg)
+            ref_name, x_ref, sim = "delta-fast", ga.x, simulate(inst, ga.x)
+        else:
+            ref_name, x_ref, sim = reference_run(inst)
         prof = profile(inst, sim)
         K = prof.K + max(cfg.option("k_pad", 2), int(np.ceil(0.05 * prof.K)))
         windows = None
@@ -165,7 +186,7 @@ register_problem(Problem(
     sense="min",
     metrics=("iteration_time", "nct", "nct_exposed", "ideal_iteration_time", "lower_bound",
              "ports_used", "port_ratio", "tasks", "milp_objective", "des_iteration_time",
-             "reference", "intervals", "step_ms", "slices"),
+             "reference", "intervals", "step_ms", "slices", "generations", "evaluations"),
     methods={m.name: m for m in [
         Method("prop-alloc", "heuristic", _baseline("prop-alloc"),
                "Prop-Alloc baseline (from SiP-ML): circuits proportional to traffic volume",
@@ -181,6 +202,12 @@ register_problem(Problem(
         Method("delta-topo", "model", _interval_method("topo"),
                "DELTA-Topo: the interval MILP with fair sharing (Eq. 17); judged by the simulator",
                INTERVAL_OPTIONS),
+        Method("delta-fast", "heuristic", run_fast,
+               "DELTA-Fast: genetic algorithm over topologies, simulator fitness (Algs. 2-6)",
+               "pop=64 generations=5000 stall=200 seed=0 ga_time_limit=600"),
+        Method("delta-joint-hotstart", "model", _interval_method("joint", hot_from_ga=True),
+               "DELTA-Joint with DELTA-Fast's topology as MIP start, T_up, K and anchors",
+               INTERVAL_OPTIONS + " + the delta-fast options"),
         Method("delta-fts", "model", run_fts,
                "fixed-time-step MILP of Appendix A (Eqs. 19-30); judged by the simulator",
                "step=MS (default makespan/200) fair=0|1 (Eq. 29) (default time limit 600 s)"),

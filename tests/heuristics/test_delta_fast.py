@@ -1,0 +1,100 @@
+"""DELTA-Fast (Algs. 2-6): feasibility of every individual, repair, X-bar validity, optimality on
+enumerable instances, reproducibility."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import instances
+from heuristics.delta_fast import (delta_fast, feasible_random_init, repair_topo, task_windows,
+                                   x_upper_bound)
+from heuristics.delta_sim import simulate
+from instances.delta import from_job
+from instances.delta_models import TABLE_I
+from models.delta_milp import x_max
+from tests.models.test_delta_milp import diamond, fork, t0
+
+
+def enumerate_best(inst):
+    xm = x_max(inst)
+    return min(simulate(inst, np.array(x, float), trace=False).makespan
+               for x in itertools.product(*[range(1, int(v) + 1) for v in xm])
+               if np.all(inst.incidence @ np.array(x) <= inst.ports))
+
+
+@pytest.mark.parametrize("make", [t0, fork, diamond])
+def test_ga_finds_the_enumerated_optimum(make):
+    inst = make()
+    r = delta_fast(inst, pop=12, stall=15, seed=3)
+    assert r.makespan == pytest.approx(enumerate_best(inst))
+
+
+@pytest.mark.parametrize("name", ["gpt-7b-n8", "megatron-177b-n12"])
+def test_every_individual_respects_budgets_and_xbar(name):
+    inst = instances.load_instance(f"instances/delta/{name}.json")
+    t_hat = 1e12
+    xbar = x_upper_bound(inst, t_hat)
+    seen = []
+
+    def check(x):
+        seen.append(x.copy())
+        assert np.all(x >= 1) and np.all(x <= xbar) and np.all(x == np.round(x))
+        assert np.all(inst.incidence @ x <= inst.ports + 1e-9)
+
+    r = delta_fast(inst, pop=10, stall=5, seed=0, xbar=xbar, check=check)
+    assert len(seen) == r.evaluations >= 1     # every evaluated individual was checked
+
+
+def test_fixed_seed_is_reproducible():
+    inst = instances.load_instance("instances/delta/megatron-177b-n12.json")
+    a = delta_fast(inst, pop=10, stall=5, seed=7)
+    b = delta_fast(inst, pop=10, stall=5, seed=7)
+    assert np.array_equal(a.x, b.x) and a.makespan == b.makespan and a.evaluations == b.evaluations
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 10**6), scale=st.integers(0, 30))
+def test_repair_and_random_init_are_feasible(seed, scale):
+    inst = instances.load_instance("instances/delta/megatron-177b-n12.json")
+    rng = np.random.default_rng(seed)
+    xbar = x_max(inst)
+    x0 = feasible_random_init(inst, xbar, rng)
+    assert np.all(inst.incidence @ x0 <= inst.ports) and np.all((x0 >= 1) & (x0 <= xbar))
+    wild = rng.integers(-5, scale + 2, len(xbar)).astype(float)
+    x, ok = repair_topo(wild, inst, xbar, rng)
+    assert ok == bool(np.all(inst.incidence @ x <= inst.ports))
+    assert np.all((x >= 1) & (x <= xbar))
+    if ok:
+        assert np.all(inst.incidence @ x <= inst.ports)
+
+
+def test_repair_reports_failure_when_budgets_cannot_connect():
+    inst = t0()
+    x, ok = repair_topo(np.array([5.0]), inst, np.array([1.0]), np.random.default_rng(0))
+    assert ok and x.tolist() == [1.0]
+    tight = instances.from_dict({
+        "problem": "delta", "bandwidth": 1.0,
+        "pods": [{"name": "A", "ports": 1}, {"name": "B", "ports": 2}, {"name": "C", "ports": 2}],
+        "tasks": [{"src_pod": "A", "dst_pod": "B", "flows": 1, "volume": 1, "src_gpus": [0], "dst_gpus": [1]},
+                  {"src_pod": "A", "dst_pod": "C", "flows": 1, "volume": 1, "src_gpus": [2], "dst_gpus": [3]}]})
+    _, ok = repair_topo(np.array([1.0, 1.0]), tight, np.array([2.0, 2.0]), np.random.default_rng(0))
+    assert not ok
+
+
+def test_xbar_bounds_the_concurrent_flows_of_any_fast_schedule():
+    inst = from_job(dict(TABLE_I["gpt-7b"], micro_batches=8))
+    x = x_max(inst)
+    sim = simulate(inst, x)
+    t_hat = sim.makespan                     # any schedule with C <= t_hat
+    est, lct = task_windows(inst, t_hat)
+    assert np.all(sim.start >= est - 1e-6) and np.all(sim.finish <= lct + 1e-6)
+    xbar = x_upper_bound(inst, t_hat)
+    res = inst.link_of * 2 + inst.dir_of
+    for k in range(len(sim.times) - 1):
+        act = sim.vol[sim.vol[:, 1] == k, 0].astype(int)
+        for r in np.unique(res[act]):
+            flows = inst.flows[act[res[act] == r]].sum()
+            assert flows <= xbar[r // 2] + 1e-9

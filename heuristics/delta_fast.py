@@ -151,12 +151,44 @@ class GAResult:
     history: list = field(default_factory=list)   # (generation, seconds, best C)
 
 
+_WORKER: dict = {}
+
+
+def _worker_init(data: dict, policy: str) -> None:
+    import instances
+
+    inst = instances.from_dict(data)
+    _WORKER.update(graph=compile_graph(inst), policy=policy)
+
+
+def _worker_eval(x) -> float:
+    return simulate(_WORKER["graph"], np.asarray(x, float), policy=_WORKER["policy"],
+                    trace=False).makespan
+
+
 def delta_fast(inst: DeltaInstance, pop: int = 64, generations: int = 5000, stall: int = 200,
                time_limit: float = 600.0, seed: int = 0, xbar: np.ndarray | None = None,
-               seeds: list | None = None, policy: str = "maxmin", check=None) -> GAResult:
+               seeds: list | None = None, policy: str = "maxmin", check=None,
+               workers: int = 1) -> GAResult:
     """Alg. 3 SimBasedDomainAdaptedGA. Stops after ``stall`` generations without a better
     (C, ports), after ``generations``, or at ``time_limit`` seconds. ``seeds`` are initial
-    topologies (e.g. the baselines, repaired); ``check(x)`` is called on every individual."""
+    topologies (e.g. the baselines, repaired); ``check(x)`` is called on every individual.
+    ``workers`` > 1 simulates each generation's new topologies in a process pool (same
+    results: the fitness is deterministic and memoized per topology)."""
+    pool = None
+    if workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        pool = ProcessPoolExecutor(workers, initializer=_worker_init,
+                                   initargs=(inst.to_dict(derived=True), policy))
+    try:
+        return _ga(inst, pop, generations, stall, time_limit, seed, xbar, seeds, policy, check, pool)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+
+
+def _ga(inst, pop, generations, stall, time_limit, seed, xbar, seeds, policy, check, pool):
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
     g = compile_graph(inst)
@@ -168,13 +200,20 @@ def delta_fast(inst: DeltaInstance, pop: int = 64, generations: int = 5000, stal
     mult = inst.incidence.sum(axis=0)
     memo: dict[tuple, tuple[float, float]] = {}
 
-    def fitness(x):
-        key = tuple(int(v) for v in x)
-        if key not in memo:
+    def evaluate_all(xs):
+        """Fitness of a generation; new topologies are simulated (in parallel with a pool)."""
+        keys = [tuple(int(v) for v in x) for x in xs]
+        new = list(dict.fromkeys(k for k in keys if k not in memo))
+        for k in new:
             if check is not None:
-                check(x)
-            memo[key] = (simulate(g, x, policy=policy, trace=False).makespan, float(mult @ x))
-        return memo[key]
+                check(np.array(k, float))
+        if pool is not None and len(new) > 1:
+            spans = list(pool.map(_worker_eval, new, chunksize=max(1, len(new) // 8)))
+        else:
+            spans = [simulate(g, np.array(k, float), policy=policy, trace=False).makespan for k in new]
+        for k, c in zip(new, spans):
+            memo[k] = (c, float(mult @ np.array(k, float)))
+        return [memo[k] for k in keys]
 
     def better(a, b):     # lexicographic with a relative tolerance on C
         if a[0] < b[0] * (1 - 1e-9):
@@ -187,7 +226,7 @@ def delta_fast(inst: DeltaInstance, pop: int = 64, generations: int = 5000, stal
         population.append(x if ok else feasible_random_init(inst, xbar, rng))
     while len(population) < pop:
         population.append(feasible_random_init(inst, xbar, rng))
-    fit = [fitness(x) for x in population]
+    fit = evaluate_all(population)
     best_i = min(range(pop), key=lambda i: (fit[i][0], fit[i][1]))
     best_x, best_f = population[best_i].copy(), fit[best_i]
     history = [(0, time.perf_counter() - t0, best_f[0])]
@@ -212,7 +251,7 @@ def delta_fast(inst: DeltaInstance, pop: int = 64, generations: int = 5000, stal
             child, ok = repair_topo(child, inst, xbar, rng)
             new.append(child if ok else feasible_random_init(inst, xbar, rng))
         population = new
-        fit = [fitness(x) for x in population]
+        fit = evaluate_all(population)
         i = min(range(pop), key=lambda j: (fit[j][0], fit[j][1]))
         if better(fit[i], best_f):
             best_x, best_f, since = population[i].copy(), fit[i], 0

@@ -52,7 +52,7 @@ def _ga(inst: DeltaInstance, cfg: RunConfig):
     return delta_fast(inst, pop=cfg.option("pop", 64), generations=cfg.option("generations", 5000),
                       stall=cfg.option("stall", 200), seed=cfg.option("seed", 0),
                       time_limit=cfg.option("ga_time_limit", cfg.time_limit or DEFAULT_TIME_LIMIT),
-                      seeds=[fn(inst) for fn in BASELINES.values()])
+                      seeds=[fn(inst) for fn in BASELINES.values()], workers=cfg.option("workers", 1))
 
 
 def run_fast(inst: DeltaInstance, cfg: RunConfig) -> MethodOutput:
@@ -204,7 +204,7 @@ register_problem(Problem(
                INTERVAL_OPTIONS),
         Method("delta-fast", "heuristic", run_fast,
                "DELTA-Fast: genetic algorithm over topologies, simulator fitness (Algs. 2-6)",
-               "pop=64 generations=5000 stall=200 seed=0 ga_time_limit=600"),
+               "pop=64 generations=5000 stall=200 seed=0 workers=1 ga_time_limit=600"),
         Method("delta-joint-hotstart", "model", _interval_method("joint", hot_from_ga=True),
                "DELTA-Joint with DELTA-Fast's topology as MIP start, T_up, K and anchors",
                INTERVAL_OPTIONS + " + the delta-fast options"),

@@ -98,3 +98,10 @@ def test_xbar_bounds_the_concurrent_flows_of_any_fast_schedule():
         for r in np.unique(res[act]):
             flows = inst.flows[act[res[act] == r]].sum()
             assert flows <= xbar[r // 2] + 1e-9
+
+
+def test_parallel_evaluation_gives_the_same_result():
+    inst = instances.load_instance("instances/delta/megatron-177b-n12.json")
+    a = delta_fast(inst, pop=10, stall=4, seed=5)
+    b = delta_fast(inst, pop=10, stall=4, seed=5, workers=2)
+    assert np.array_equal(a.x, b.x) and a.makespan == b.makespan and a.evaluations == b.evaluations

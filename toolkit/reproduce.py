@@ -17,6 +17,8 @@ TARGETS: dict[str, tuple[str, str]] = {
                   "DELTA simulator time per evaluation and baseline NCT, Table I workloads"),
     "delta-milp": ("benchmarks.delta_milp:run",
                    "DELTA MILP size/time: pruning, hot start, interval vs fixed-step"),
+    "delta-fig6": ("benchmarks.delta_figs:run_fig6", "DELTA Fig. 6: NCT of six methods vs bandwidth"),
+    "delta-fig8": ("benchmarks.delta_figs:run_fig8", "DELTA Fig. 8: NCT of six methods vs sequence length"),
 }
 
 

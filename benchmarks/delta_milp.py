@@ -22,7 +22,6 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.common import main, machine, md_table, write_report
-from heuristics.delta_sim import simulate
 from instances.delta import check_solution, from_job
 from instances.delta_models import TABLE_I
 from models.backend import solve

@@ -18,7 +18,7 @@ import pandas as pd
 
 from benchmarks.common import main, machine, md_table, write_report
 from heuristics.delta_baselines import BASELINES
-from heuristics.delta_sim import compile_graph, critical_path_bound, evaluate, simulate
+from heuristics.delta_sim import compile_graph, evaluate, simulate
 from instances.delta import check_solution, from_job
 from instances.delta_models import TABLE_I
 

@@ -144,7 +144,7 @@ def build_full_dag(job: Job) -> tuple[FullDag, Layout]:
     """The full computation-communication DAG (Fig. 3a) with inter-pod tasks marked."""
     job.validate()
     L = Layout(job, canonical=job.replicas == "canonical")
-    R, P, N, ns, sp = L.R, L.P, job.micro_batches, L.ns, L.sp
+    R, P, N, ns = L.R, L.P, job.micro_batches, L.ns
     tF = forward_ms(job)
     grad = grad_mb_per_gpu(job)
     v_pp = pp_volume_mb(job)

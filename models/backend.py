@@ -16,13 +16,11 @@ it is backend-blind.
 from __future__ import annotations
 
 import math
-import os
 import time
 from dataclasses import dataclass, field, asdict
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
-import scipy.sparse as sp
 
 import gurobipy as gp
 from gurobipy import GRB
@@ -31,10 +29,9 @@ STATUSES = ("optimal", "feasible", "infeasible", "unbounded", "time_limit_no_sol
 BACKENDS = ("auto", "gurobi", "highs")
 SIZE_LIMIT = 2000  # pip (size-limited) licence: variables and constraints
 _ERR_SIZE_LIMIT = 10010
-_INF = 1e30  # |bound| >= this is infinite for HiGHS
 
 # Gurobi parameter -> HiGHS option (with a value converter) where one exists.
-HIGHS_PARAM_MAP: dict[str, tuple[str, Any]] = {
+HIGHS_PARAM_MAP: dict[str, tuple[str, Any]] = {  # used by models.highs
     "TimeLimit": ("time_limit", float),
     "MIPGap": ("mip_rel_gap", float),
     "MIPGapAbs": ("mip_abs_gap", float),
@@ -188,6 +185,19 @@ def _choose_backend(model: gp.Model, backend: str) -> tuple[str, str]:
 # --------------------------------------------------------------------------------------
 # Public entry point
 # --------------------------------------------------------------------------------------
+def solve_highs(model, params, start_items, log) -> "Result":
+    from models.highs import solve_highs as _run
+
+    return _run(model, params, start_items, log)
+
+
+def export_matrix(model: gp.Model) -> dict:
+    """The model as arrays (see models.highs.export_matrix)."""
+    from models.highs import export_matrix as _export
+
+    return _export(model)
+
+
 def solve(model: gp.Model, backend: str = "auto", time_limit: float | None = None,
           mip_gap: float | None = None, threads: int | None = None,
           start: Mapping[gp.Var, float] | Iterable[tuple[gp.Var, float]] | None = None,
@@ -215,10 +225,10 @@ def solve(model: gp.Model, backend: str = "auto", time_limit: float | None = Non
             n, _, m = model_size(model)
             reason = (f"Gurobi licence is size-limited ({SIZE_LIMIT} vars/constrs) and the model "
                       f"has {n} vars, {m} constrs; using HiGHS")
-            res = _solve_highs(model, params, start_items, log)
+            res = solve_highs(model, params, start_items, log)
             chosen = "highs"
     else:
-        res = _solve_highs(model, params, start_items, log)
+        res = solve_highs(model, params, start_items, log)
     res.backend, res.backend_reason = chosen, reason
     res.n_vars, res.n_int_vars, res.n_constrs = model_size(model)
     _fill_gap(res)
@@ -315,147 +325,6 @@ def _gurobi_status(st: int, has_sol: bool) -> str:
               GRB.MEM_LIMIT):
         return "feasible" if has_sol else "time_limit_no_solution"
     return "error"
-
-
-# --------------------------------------------------------------------------------------
-# HiGHS by matrix export
-# --------------------------------------------------------------------------------------
-def export_matrix(model: gp.Model) -> dict:
-    """The model as arrays: c, offset, sense, A (CSR), row bounds, column bounds, integrality."""
-    model.update()
-    if model.NumQConstrs or model.NumSOS or model.NumGenConstrs or model.NumQNZs:
-        raise BackendError("HiGHS export supports linear (MI)LPs only: the model has quadratic, "
-                           "SOS or general constraints")
-    if model.NumObj > 1:
-        raise BackendError("HiGHS export: use solve_lexicographic for multiple objectives")
-    vars_ = model.getVars()
-    constrs = model.getConstrs()
-    A = model.getA().tocsr() if constrs else sp.csr_matrix((0, len(vars_)))
-    lb = np.array(model.getAttr("LB", vars_), dtype=float)
-    ub = np.array(model.getAttr("UB", vars_), dtype=float)
-    vtype = np.array(model.getAttr("VType", vars_)) if vars_ else np.array([], dtype=str)
-    c = np.array(model.getAttr("Obj", vars_), dtype=float)
-    rhs = np.array(model.getAttr("RHS", constrs), dtype=float)
-    sense = np.array(model.getAttr("Sense", constrs)) if constrs else np.array([], dtype=str)
-    rlo = np.where(sense == "<", -np.inf, rhs)
-    rup = np.where(sense == ">", np.inf, rhs)
-    integ = np.zeros(len(vars_), dtype=np.int32)
-    integ[(vtype == "B") | (vtype == "I")] = 1
-    integ[vtype == "S"] = 2
-    integ[vtype == "N"] = 3
-    isb = vtype == "B"
-    lb[isb] = np.maximum(lb[isb], 0.0)
-    ub[isb] = np.minimum(ub[isb], 1.0)
-    lb[lb <= -_INF] = -np.inf
-    ub[ub >= _INF] = np.inf
-    return dict(c=c, offset=float(model.ObjCon), sense=int(model.ModelSense), A=A, rlo=rlo,
-                rup=rup, lb=lb, ub=ub, integrality=integ)
-
-
-def _solve_highs(model, params, start_items, log) -> Result:
-    import highspy
-
-    try:
-        mx = export_matrix(model)
-    except BackendError as exc:
-        return Result("error", message=str(exc))
-    n = len(mx["c"])
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    ignored = []
-    lower = {k.lower(): v for k, v in HIGHS_PARAM_MAP.items()}   # Gurobi names ignore case
-    for name, val in params.items():
-        if name.lower() not in lower:
-            ignored.append(name)
-            continue
-        opt, conv = lower[name.lower()]
-        h.setOptionValue(opt, conv(val))
-    if log:
-        h.setOptionValue("log_file", log)
-        h.setOptionValue("output_flag", True)
-        h.setOptionValue("log_to_console", False)
-    _highs_thread_pool(next((v for k, v in params.items() if k.lower() == "threads"), None))
-    A = mx["A"]
-    m = A.shape[0]
-    is_mip = bool(np.any(mx["integrality"]))
-    h.passModel(n, m, A.nnz, 2, mx["sense"], mx["offset"], mx["c"], mx["lb"], mx["ub"],
-                mx["rlo"], mx["rup"], A.indptr.astype(np.int32), A.indices.astype(np.int32),
-                A.data.astype(float), mx["integrality"])
-    if start_items and is_mip:
-        idx = np.array([v.index for v, _ in start_items], dtype=np.int32)
-        val = np.array([float(x) for _, x in start_items], dtype=float)
-        h.setSolution(len(idx), idx, val)
-    t0 = time.perf_counter()
-    h.run()
-    runtime = time.perf_counter() - t0
-    ms = h.getModelStatus()
-    info = h.getInfo()
-    has_sol = info.primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible
-    S = highspy.HighsModelStatus
-    if ms == S.kOptimal:
-        status = "optimal"
-    elif ms == S.kInfeasible:
-        status = "infeasible"
-    elif ms == S.kUnbounded:
-        status = "unbounded"
-    elif ms == S.kUnboundedOrInfeasible:
-        status = _highs_disambiguate(mx)
-    elif ms in (S.kTimeLimit, S.kIterationLimit, S.kSolutionLimit, S.kInterrupt,
-                S.kObjectiveBound, S.kObjectiveTarget, S.kMemoryLimit, S.kHighsInterrupt):
-        status = "feasible" if has_sol else "time_limit_no_solution"
-    elif ms == S.kModelEmpty:
-        status, has_sol = "optimal", True
-    else:
-        status = "error"
-    res = Result(status, runtime_s=runtime)
-    if has_sol and status in ("optimal", "feasible"):
-        res.x = np.array(h.getSolution().col_value, dtype=float) if n else np.zeros(0)
-        res.objective = float(info.objective_function_value) if n else mx["offset"]
-        if is_mip:
-            res.bound = float(info.mip_dual_bound)
-            if status == "optimal" and not math.isfinite(res.bound):
-                res.bound = res.objective
-            res.gap = float(info.mip_gap) if math.isfinite(info.mip_gap) else None
-        else:
-            res.bound = res.objective
-    if status == "infeasible":
-        res.message = "model is infeasible (HiGHS; no IIS file: use --backend gurobi on a small model)"
-    elif status == "error":
-        res.message = f"HiGHS model status {h.modelStatusToString(ms)}"
-    if ignored:
-        res.message = (res.message + "; " if res.message else "") + \
-            "no HiGHS equivalent, ignored: " + ", ".join(ignored)
-    return res
-
-
-_HIGHS_POOL = "unset"   # thread count HiGHS' process-global scheduler was last sized for
-
-
-def _highs_thread_pool(threads) -> None:
-    """HiGHS keeps one global thread pool per process; a solve asking for another size
-    fails unless the pool is reset first (long-lived Dask workers hit this)."""
-    global _HIGHS_POOL
-    import highspy
-
-    want = None if threads is None else int(threads)
-    if _HIGHS_POOL != "unset" and want != _HIGHS_POOL:
-        highspy.Highs.resetGlobalScheduler(True)
-    _HIGHS_POOL = want
-
-
-def _highs_disambiguate(mx) -> str:
-    """Infeasible or unbounded? Resolve with a zero objective (feasibility only)."""
-    import highspy
-
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    A = mx["A"]
-    n = len(mx["c"])
-    h.passModel(n, A.shape[0], A.nnz, 2, 1, 0.0, np.zeros(n), mx["lb"], mx["ub"], mx["rlo"],
-                mx["rup"], A.indptr.astype(np.int32), A.indices.astype(np.int32),
-                A.data.astype(float), mx["integrality"])
-    h.run()
-    return "infeasible" if h.getModelStatus() == highspy.HighsModelStatus.kInfeasible else "unbounded"
 
 
 # --------------------------------------------------------------------------------------

@@ -299,7 +299,7 @@ def mip_start(h: IntervalHandles, x, sim) -> dict:
 
 def extract_interval(h: IntervalHandles, res: Result) -> DeltaSolution:
     """Topology and schedule of a solution; S_m/C_m tightened to the active block."""
-    inst, K = h.inst, h.K
+    inst = h.inst
     x = np.round(res.value(h.x))
     t = np.maximum.accumulate(np.maximum(res.value(h.t), 0.0))
     t[0] = 0.0

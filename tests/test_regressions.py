@@ -12,7 +12,7 @@ from heuristics.spectra_schedule import spectra
 from instances.spectra import SpectraInstance, check_schedule
 from models import backend as B
 from tests.test_cli import cli
-from toolkit.registry import Method, MethodOutput, RunConfig, problem
+from toolkit.registry import Method, RunConfig, problem
 from toolkit.run import failed, run_task
 
 

@@ -1,7 +1,6 @@
 """The Spectra problem type for the command line: methods, metrics, generator."""
 from __future__ import annotations
 
-import numpy as np
 
 from heuristics.spectra_bounds import lower_bound
 from heuristics.spectra_decompose import decompose, degree

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from heuristics.spectra_bounds import lb1, lower_bound, prob_degree, prob_line_degree
-from heuristics.spectra_decompose import decompose, degree, refine_greedy
+from heuristics.spectra_decompose import decompose, degree
 from heuristics.spectra_schedule import equalize, lpt_schedule, spectra, to_schedule
 from instances.spectra import SpectraInstance, SpectraSchedule, check_schedule, makespan
 from instances.spectra_workloads import benchmark_matrix, example_matrix, random_matrix, shifts_matrix

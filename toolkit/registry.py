@@ -103,9 +103,9 @@ def register_problem(p: Problem) -> None:
 
 
 def problems() -> dict[str, Problem]:
-    if not _PROBLEMS:
-        for mod in PROBLEM_MODULES:
-            importlib.import_module(mod)
+    """All problem types (each problem module registers itself once on import)."""
+    for mod in PROBLEM_MODULES:
+        importlib.import_module(mod)       # cached by Python after the first call
     return _PROBLEMS
 
 

@@ -83,7 +83,7 @@ def x_upper_bound(inst: DeltaInstance, t_hat: float) -> np.ndarray:
     """Alg. 2: X-bar per link = the most flows that can be concurrent on either direction."""
     est, lct = task_windows(inst, t_hat)
     R = transitive_closure(inst)
-    res = inst.link_of * 2 + inst.dir_of
+    res = inst.res_of
     xbar = np.zeros(len(inst.links))
     cache: dict[tuple, float] = {}
     for r in np.unique(res):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from instances.dag import topological_order
-from instances.delta import DeltaInstance, DeltaSolution
+from instances.delta import DeltaInstance, DeltaSolution, nic_groups
 
 EPS = 1e-9
 
@@ -76,7 +76,7 @@ def compile_graph(inst: DeltaInstance) -> SimGraph:
         preds[int(b)].append((int(a), float(d)))
     nics, n_nic = _nic_classes(inst.tasks)
     g = SimGraph(M, np.ones(M, bool), np.zeros(M), inst.volume.copy(), inst.flows.copy(),
-                 inst.link_of * 2 + inst.dir_of, nics, n_nic, succ, preds, inst.release.copy(),
+                 inst.res_of, nics, n_nic, succ, preds, inst.release.copy(),
                  inst.tail.copy(), float(inst.q0), inst.bandwidth)
     inst._sim_graph = g
     return g
@@ -104,21 +104,16 @@ def compile_full_dag(dag, bandwidth: float) -> SimGraph:
 
 
 def _nic_classes(tasks) -> tuple[list, int]:
-    """Group GPUs by the set of tasks they serve (tx and rx separately): one resource each."""
-    member: dict[tuple, set] = {}
-    for m, t in enumerate(tasks):
-        for g in t["src_gpus"]:
-            member.setdefault(("tx", g), set()).add(m)
-        for g in t["dst_gpus"]:
-            member.setdefault(("rx", g), set()).add(m)
-    cls: dict[tuple, int] = {}
+    """NIC resources: one per group of GPUs serving the same tasks (tx and rx separately);
+    per task, the resources it loads."""
     per_task = [set() for _ in tasks]
-    for (side, _), ms in member.items():
-        key = (side, tuple(sorted(ms)))
-        c = cls.setdefault(key, len(cls))
-        for m in ms:
-            per_task[m].add(c)
-    return [np.array(sorted(s), dtype=np.int64) for s in per_task], len(cls)
+    n = 0
+    for side in ("src_gpus", "dst_gpus"):
+        for ms in nic_groups(tasks, side):
+            for m in ms:
+                per_task[m].add(n)
+            n += 1
+    return [np.array(sorted(s), dtype=np.int64) for s in per_task], n
 
 
 @dataclass

@@ -56,6 +56,7 @@ class DeltaInstance:
         self.dir_of = np.array([t["dir"] for t in self.tasks], dtype=np.int64)
         self.flows = np.array([t["flows"] for t in self.tasks], dtype=float)
         self.volume = np.array([t["volume"] for t in self.tasks], dtype=float)
+        self.res_of = self.link_of * 2 + self.dir_of       # directed link (resource) per task
         pod_idx = {p: i for i, p in enumerate(self.pods)}
         self.incidence = np.zeros((len(self.pods), len(self.links)))   # a_{p,e}
         for e, l in enumerate(self.links):
@@ -140,6 +141,20 @@ class DeltaInstance:
         if self.meta:
             out["meta"] = self.meta
         return out
+
+
+def nic_groups(tasks, side: str) -> dict[tuple[int, ...], int]:
+    """GPUs grouped by the set of tasks they serve on one side (``"src_gpus"`` or
+    ``"dst_gpus"``): {sorted task tuple: a representative GPU}. All GPUs of a group carry
+    identical NIC loads, so one capacity row (Eq. 10 / 23) or one resource serves them."""
+    member: dict[int, list[int]] = {}
+    for m, t in enumerate(tasks):
+        for g in t[side]:
+            member.setdefault(g, []).append(m)
+    groups: dict[tuple[int, ...], int] = {}
+    for g, ms in member.items():
+        groups.setdefault(tuple(sorted(set(ms))), g)
+    return groups
 
 
 def from_job(job_dict: dict, name: str = "delta") -> DeltaInstance:
@@ -283,7 +298,7 @@ def check_solution(inst: DeltaInstance, sol: DeltaSolution) -> tuple[list[str], 
             bad.append(f"task {m} sends outside its [start, finish] window")
     dt = np.diff(t)
     # link capacity per directed link and interval
-    res = inst.link_of[m_i] * 2 + inst.dir_of[m_i]
+    res = inst.res_of[m_i]
     load = np.zeros((2 * len(inst.links), K))
     np.add.at(load, (res, k_i), w)
     cap = np.repeat(x, 2)[:, None] * B * dt[None, :]

@@ -18,7 +18,7 @@ import numpy as np
 from gurobipy import GRB
 
 from instances.dag import longest_depth
-from instances.delta import DeltaInstance
+from instances.delta import DeltaInstance, nic_groups
 from models.backend import Result, new_model
 from models.delta_milp import x_max
 
@@ -62,15 +62,13 @@ def build_fixed_step(inst: DeltaInstance, dt: float, T_up: float, fair: bool = F
     # (21) port budgets (x symmetric by construction, one value per link/orbit)
     model.addConstr(inst.incidence @ x <= inst.ports, name="eq21_ports")
     # (22) directed link capacity per slice
-    res = inst.link_of * 2 + inst.dir_of
+    res = inst.res_of
     for rr in np.unique(res):
         tasks = np.flatnonzero(res == rr)
         model.addConstr(r[tasks].sum(axis=0) <= B * x[rr // 2] * np.ones(T), name=f"eq22_link[{rr}]")
     # (23) NIC capacity per slice, one row per distinct Phi(g)
     for side in ("src_gpus", "dst_gpus"):
-        keys = {tuple(m for m, tk in enumerate(inst.tasks) if g in tk[side])
-                for g in {g for tk in inst.tasks for g in tk[side]}}
-        for j, key in enumerate(sorted(keys)):
+        for j, key in enumerate(sorted(nic_groups(inst.tasks, side))):
             coef = np.zeros(M)
             coef[list(key)] = 1.0 / inst.flows[list(key)]
             model.addConstr(coef @ r <= B, name=f"eq23_{side[:3]}[{j}]")

@@ -18,7 +18,7 @@ import numpy as np
 from gurobipy import GRB
 
 from instances.dag import topological_order
-from instances.delta import DeltaInstance, DeltaSolution
+from instances.delta import DeltaInstance, DeltaSolution, nic_groups
 from models.backend import Result, new_model
 
 
@@ -174,7 +174,7 @@ def build_interval(inst: DeltaInstance, K: int, T_up: float, variant: str = "joi
         model.addConstr(r <= bigM * beta[e, b], name=f"eq8a[{e},{b},{k}]")
         model.addConstr(r <= dlt[k], name=f"eq8b[{e},{b},{k}]")
         model.addConstr(r >= dlt[k] - bigM * (1 - beta[e, b]), name=f"eq8c[{e},{b},{k}]")
-    res = inst.link_of * 2 + inst.dir_of
+    res = inst.res_of
     for r in np.unique(res):
         e = r // 2
         tasks = np.flatnonzero(res == r)
@@ -185,10 +185,7 @@ def build_interval(inst: DeltaInstance, K: int, T_up: float, variant: str = "joi
                                                                     for b in range(L[e])),
                                 name=f"eq9_link[{r},{k}]")
     for side in ("src_gpus", "dst_gpus"):
-        groups = {}
-        for g in {g for tk in inst.tasks for g in tk[side]}:
-            key = tuple(m for m, tk in enumerate(inst.tasks) if g in tk[side])
-            groups[key] = g
+        groups = nic_groups(inst.tasks, side)
         for key in groups:                           # one row per distinct Phi(g) (spec 2.1)
             for k in range(K):
                 lhs = [w[m, k] * (1.0 / inst.flows[m]) for m in key if (m, k) in w]
@@ -289,7 +286,7 @@ def mip_start(h: IntervalHandles, x, sim) -> dict:
     start.update(zip(h.S.tolist(), sim.start))
     start.update(zip(h.C_m.tolist(), sim.finish))
     start[h.C] = float(sim.makespan)
-    res = inst.link_of * 2 + inst.dir_of
+    res = inst.res_of
     for (r, k), v in h.u.items():
         vals = [start[h.w[m, k]] / inst.flows[m] for m in np.flatnonzero(res == r)
                 if (m, k) in h.w and start[h.y[m, k]] > 0.5]

@@ -152,8 +152,12 @@ def nic_groups(tasks, side: str) -> dict[tuple[int, ...], int]:
         for g in t[side]:
             member.setdefault(g, []).append(m)
     groups: dict[tuple[int, ...], int] = {}
-    for g, ms in member.items():
-        groups.setdefault(tuple(sorted(set(ms))), g)
+    # Iterate the GPUs as a set and let the last one name the group: this keeps the order
+    # (and names) of the MILPs' NIC rows as they were. The order matters in practice: an
+    # equivalent model with reordered rows can return another optimal schedule, and the
+    # NCT of a slack-bearing DELTA-Joint schedule depends on where the slack sits.
+    for g in {g for t in tasks for g in t[side]}:
+        groups[tuple(sorted(set(member[g])))] = g
     return groups
 
 

@@ -299,38 +299,49 @@ def _maxmin(g: SimGraph, act, cap, B) -> np.ndarray:
 def critical_chain(g: SimGraph, start, finish) -> tuple[list[int], float, float]:
     """(chain of tasks, non-communication time NC, makespan) traced back from the end.
 
-    From the end node attaining C, repeatedly step to the predecessor maximizing
-    C_p + delta while that is >= the release time (spec 4.4). When several end nodes
-    attain C, the chain with the most non-communication time is taken (the spec is
-    silent on ties; this counts only communication that nothing else hides).
+    Spec 4.4: from the end node attaining C, step to the predecessor maximizing C_p + delta
+    while that is >= the release time, else stop at the source. The spec is silent on ties;
+    here every step (and the choice of end node) takes, among the predecessors that are
+    tight (C_p + delta = S_m up to 1e-6 C), the one with the most non-communication time
+    behind it. In an ASAP (simulated) schedule the tight predecessors are exactly the
+    maximizers; in a MILP schedule with slack (spec 2.1 notes) this finds a chain without
+    idle time whenever one exists, so where the solver parked slack does not move the NCT.
+    A task preceded only by idle time follows the spec's rule (the gap counts as comm).
     """
+    start, finish = np.asarray(start, float), np.asarray(finish, float)
     C = float(max(g.q0, np.max(finish + g.tail, initial=0.0)))
     ends = finish + g.tail
     if g.n == 0 or g.q0 >= ends.max() - EPS:
         return [], g.q0, C
-    best = None
-    for m0 in np.flatnonzero(ends >= C - 1e-9 * max(1.0, C)):
-        chain, nc = _trace_back(g, finish, int(m0))
-        if best is None or nc > best[1]:
-            best = (chain, nc)
-    return best[0], best[1], C
-
-
-def _trace_back(g: SimGraph, finish, m: int) -> tuple[list[int], float]:
-    nc = float(g.tail[m])
-    chain = [m]
-    while True:
-        best, best_p, best_d = -np.inf, -1, 0.0
+    tol = 1e-6 * max(1.0, C)
+    nc = np.full(g.n, -np.inf)            # most NC on a chain from the source to S_m
+    back = np.full(g.n, -1, dtype=np.int64)
+    pre = np.array([p for m in range(g.n) for p, _ in g.preds[m]], dtype=np.int64)
+    suc = np.array([m for m in range(g.n) for _ in g.preds[m]], dtype=np.int64)
+    for m in topological_order(g.n, pre, suc):
+        r = float(g.release[m])
+        best_val, best_p, best_nc = -np.inf, -1, -np.inf
+        tight_nc, tight_p = (r, -1) if start[m] <= r + tol else (-np.inf, -1)
         for p, d in g.preds[m]:
-            if finish[p] + d > best:
-                best, best_p, best_d = finish[p] + d, p, d
-        if best_p >= 0 and best >= g.release[m] - EPS:
-            nc += best_d
-            m = best_p
-            chain.append(m)
+            v = finish[p] + d
+            if v > best_val:
+                best_val, best_p, best_nc = v, p, nc[p] + d
+            if v >= start[m] - tol and nc[p] + d > tight_nc:
+                tight_nc, tight_p = nc[p] + d, p
+        if tight_nc > -np.inf:
+            nc[m], back[m] = tight_nc, tight_p
+        elif best_p >= 0 and best_val >= r - EPS:      # idle gap before m: spec's argmax step
+            nc[m], back[m] = best_nc, best_p
         else:
-            nc += float(g.release[m])
-            return chain[::-1], nc
+            nc[m] = r
+    cand = np.flatnonzero(ends >= C - tol)
+    m = int(cand[np.argmax(nc[cand] + g.tail[cand])])
+    total = float(nc[m] + g.tail[m])
+    chain = [m]
+    while back[m] >= 0:
+        m = int(back[m])
+        chain.append(m)
+    return chain[::-1], total, C
 
 
 def comm_time(g: SimGraph, res: SimResult) -> float:

@@ -122,12 +122,19 @@ def x_max(inst: DeltaInstance) -> np.ndarray:
 def build_interval(inst: DeltaInstance, K: int, T_up: float, variant: str = "joint",
                    windows: tuple[np.ndarray, np.ndarray] | None = None,
                    paper_exact_makespan: bool = False, x_ub: np.ndarray | None = None,
-                   x_fixed: np.ndarray | None = None) -> tuple[gp.Model, IntervalHandles]:
+                   x_fixed: np.ndarray | None = None, min_duration: bool = False,
+                   time_windows: tuple[np.ndarray, np.ndarray] | None = None,
+                   ) -> tuple[gp.Model, IntervalHandles]:
     """DELTA-Joint (``variant="joint"``) or DELTA-Topo (``"topo"``, adds Eq. 17).
 
     ``K`` intervals, ``T_up`` an upper bound on the makespan (Big-M of Eqs. 8 and 15),
     ``windows`` = (k_min, k_max) per task from :func:`prune_windows` (default: all of 1..K).
     ``paper_exact_makespan`` drops the tails q_m from Eq. 18 (C >= C_m, as printed).
+
+    Optional valid tightenings of spec 2.1 (all off = the paper's model): ``x_ub`` (e.g.
+    Alg. 2's X-bar; also shortens the binary expansion L_ij), ``min_duration`` (C_m >= S_m +
+    V_m/(F_m B): a task never beats its F_m NICs), ``time_windows`` = (EST, LCT) from Alg. 4
+    with T-hat = T_up (EST_m <= S_m, C_m <= LCT_m). None removes a schedule with C <= T_up.
     """
     if variant not in ("joint", "topo"):
         raise ValueError(f"variant must be joint or topo, got {variant!r}")
@@ -160,11 +167,13 @@ def build_interval(inst: DeltaInstance, K: int, T_up: float, variant: str = "joi
     Cm = model.addMVar(M, lb=0.0, ub=T_up, name="Cm")
     C = model.addVar(lb=0.0, ub=T_up, name="C")
     model.addConstr(t[0] == 0, name="t1_zero")
+    # scalar views for the per-index rows below (MVar indexing builds sparse matrices: slow)
+    xv, tv, dv, Sv, Cv = x.tolist(), t.tolist(), dlt.tolist(), S.tolist(), Cm.tolist()
 
     # --- 1) topology: (5) ports per pod, (6) symmetric by construction, (7) binary expansion
     model.addConstr(inst.incidence @ x <= inst.ports, name="eq5_ports")
     for e in range(nE):
-        model.addConstr(x[e] == gp.quicksum((1 << b) * beta[e, b] for b in range(L[e])),
+        model.addConstr(xv[e] == gp.quicksum((1 << b) * beta[e, b] for b in range(L[e])),
                         name=f"eq7_binary[{e}]")
     if x_fixed is not None:
         model.addConstr(x == np.asarray(x_fixed, float), name="x_fixed")
@@ -172,8 +181,8 @@ def build_interval(inst: DeltaInstance, K: int, T_up: float, variant: str = "joi
     # --- 2) capacity: (8) rho = beta * Delta; (9) directed link; (10) NICs -----------------
     for (e, b, k), r in rho.items():
         model.addConstr(r <= bigM * beta[e, b], name=f"eq8a[{e},{b},{k}]")
-        model.addConstr(r <= dlt[k], name=f"eq8b[{e},{b},{k}]")
-        model.addConstr(r >= dlt[k] - bigM * (1 - beta[e, b]), name=f"eq8c[{e},{b},{k}]")
+        model.addConstr(r <= dv[k], name=f"eq8b[{e},{b},{k}]")
+        model.addConstr(r >= dv[k] - bigM * (1 - beta[e, b]), name=f"eq8c[{e},{b},{k}]")
     res = inst.res_of
     for r in np.unique(res):
         e = r // 2
@@ -190,7 +199,7 @@ def build_interval(inst: DeltaInstance, K: int, T_up: float, variant: str = "joi
             for k in range(K):
                 lhs = [w[m, k] * (1.0 / inst.flows[m]) for m in key if (m, k) in w]
                 if lhs:
-                    model.addConstr(gp.quicksum(lhs) <= B * dlt[k],
+                    model.addConstr(gp.quicksum(lhs) <= B * dv[k],
                                     name=f"eq10_{side[:3]}[{groups[key]},{k}]")
 
     # --- 3) conservation (11), activation (12), one contiguous block (13) -----------------
@@ -206,12 +215,12 @@ def build_interval(inst: DeltaInstance, K: int, T_up: float, variant: str = "joi
     # --- 4) interval boundaries (14) and mapping to S_m, C_m (15) -------------------------
     model.addConstr(dlt == t[1:] - t[:-1], name="eq14_length")
     for (m, k), yv in y.items():
-        model.addConstr(S[m] <= t[k] + bigM * (1 - yv), name=f"eq15_start[{m},{k}]")
-        model.addConstr(Cm[m] >= t[k + 1] - bigM * (1 - yv), name=f"eq15_end[{m},{k}]")
+        model.addConstr(Sv[m] <= tv[k] + bigM * (1 - yv), name=f"eq15_start[{m},{k}]")
+        model.addConstr(Cv[m] >= tv[k + 1] - bigM * (1 - yv), name=f"eq15_end[{m},{k}]")
 
     # --- 5) DAG (16) ------------------------------------------------------------------------
     for a, b, d in inst.deps:
-        model.addConstr(S[int(b)] >= Cm[int(a)] + d, name=f"eq16_dep[{int(a)},{int(b)}]")
+        model.addConstr(Sv[int(b)] >= Cv[int(a)] + d, name=f"eq16_dep[{int(a)},{int(b)}]")
 
     # --- 6) fair sharing (17), DELTA-Topo only -----------------------------------------------
     u = {}
@@ -235,9 +244,18 @@ def build_interval(inst: DeltaInstance, K: int, T_up: float, variant: str = "joi
     model.addConstr(C >= Cm + q, name="eq18_makespan")
     if inst.q0 > 0 and not paper_exact_makespan:
         model.addConstr(C >= inst.q0, name="eq18_q0")
+
+    # --- optional valid tightenings (spec 2.1, "fast" mode) ----------------------------------
+    if min_duration:
+        tau = inst.volume / (inst.flows * B)
+        model.addConstr(Cm >= S + tau, name="cut_min_duration")
+    if time_windows is not None:
+        est, lct = (np.asarray(v, float) for v in time_windows)
+        S.lb = np.maximum(inst.release, np.minimum(est, T_up))
+        Cm.ub = np.clip(lct, 0.0, T_up)
     model.setObjective(C, GRB.MINIMIZE)                         # (3)
     mult = inst.incidence.sum(axis=0)                             # (4): sum_{i != j} x_ij
-    ports = gp.quicksum(float(mult[e]) * x[e].item() for e in range(nE))
+    ports = gp.quicksum(float(mult[e]) * xv[e] for e in range(nE))
     model.update()
     return model, IntervalHandles(inst, variant, K, T_up, kmin, kmax, x, beta, rho, t, dlt, w, y,
                                   s, S, Cm, C, u, ports)

@@ -5,9 +5,9 @@ import gurobipy as gp
 import numpy as np
 
 from heuristics.delta_baselines import BASELINES
-from heuristics.delta_fast import delta_fast
-from heuristics.delta_sim import (compile_graph, critical_chain, critical_path_bound, evaluate,
-                                  ideal_reference, simulate)
+from heuristics.delta_fast import delta_fast, task_windows, x_upper_bound
+from heuristics.delta_sim import (compile_graph, critical_chain, critical_path_bound,
+                                  evaluate, ideal_reference, simulate)
 from models.backend import solve, solve_lexicographic
 from models.delta_fts import build_fixed_step
 from models.delta_milp import build_interval, extract_interval, mip_start, profile, prune_windows
@@ -63,23 +63,43 @@ def run_fast(inst: DeltaInstance, cfg: RunConfig) -> MethodOutput:
     return MethodOutput(ev["sim"].solution(ga.x), metrics=metrics)
 
 
+def prepare_interval(inst: DeltaInstance, variant: str, ref, prune: bool = True,
+                     anchors: bool = True, margin: int = 2, k_pad: int = 2, tighten: bool = True,
+                     paper_exact: bool = False, hotstart: bool = True):
+    """Spec 3.3/3.6 set-up of the interval MILP from a reference run ``(name, x, sim)``:
+    K from its events, Algorithm 1 windows, T_up = its makespan, optional tightenings
+    (spec 2.1) and its trace as the MIP start. Returns (model, handles, start)."""
+    _, x_ref, sim = ref
+    prof = profile(inst, sim)
+    K = prof.K + max(k_pad, int(np.ceil(0.05 * prof.K)))
+    windows = prune_windows(inst, K, prof, margin=margin, anchors=anchors) if prune else None
+    T_up = sim.makespan * (1 + 1e-6)
+    tight = {}
+    if tighten:                              # spec 2.1 valid tightenings ("fast" mode)
+        # X-bar is valid; the max with the reference keeps the hot start feasible
+        tight = dict(x_ub=np.maximum(x_upper_bound(inst, T_up), x_ref), min_duration=True)
+        if not paper_exact:                  # LCT assumes the tails are inside C
+            tight["time_windows"] = task_windows(inst, T_up)
+    model, h = build_interval(inst, K, T_up, variant, windows=windows,
+                              paper_exact_makespan=paper_exact, **tight)
+    start = mip_start(h, x_ref, sim) if hotstart else None
+    return model, h, start
+
+
 def _interval_method(variant: str, hot_from_ga: bool = False):
     def run(inst: DeltaInstance, cfg: RunConfig) -> MethodOutput:
         if hot_from_ga:                    # DELTA-Joint-HotStart: the GA's topology as reference
             ga = _ga(inst, cfg)
-            ref_name, x_ref, sim = "delta-fast", ga.x, simulate(inst, ga.x)
+            ref = ("delta-fast", ga.x, simulate(inst, ga.x))
         else:
-            ref_name, x_ref, sim = reference_run(inst)
-        prof = profile(inst, sim)
-        K = prof.K + max(cfg.option("k_pad", 2), int(np.ceil(0.05 * prof.K)))
-        windows = None
-        if cfg.option("prune", True):
-            windows = prune_windows(inst, K, prof, margin=cfg.option("margin", 2),
-                                    anchors=cfg.option("anchors", True))
-        T_up = sim.makespan * (1 + 1e-6)
-        model, h = build_interval(inst, K, T_up, variant, windows=windows,
-                                  paper_exact_makespan=cfg.option("paper_exact", False))
-        start = mip_start(h, x_ref, sim) if cfg.option("hotstart", True) else None
+            ref = reference_run(inst)
+        ref_name, _, sim = ref
+        model, h, start = prepare_interval(
+            inst, variant, ref, prune=cfg.option("prune", True), anchors=cfg.option("anchors", True),
+            margin=cfg.option("margin", 2), k_pad=cfg.option("k_pad", 2),
+            tighten=cfg.option("tighten", True), paper_exact=cfg.option("paper_exact", False),
+            hotstart=cfg.option("hotstart", True))
+        K = h.K
         kw = cfg.solve_kw()
         kw["time_limit"] = cfg.time_limit or DEFAULT_TIME_LIMIT
         if cfg.option("ports", False):       # lexicographic stage (4): fewest circuits at C <= C*
@@ -175,8 +195,8 @@ def generate(model="gpt-7b", micro_batches=0, seq_len=4096, bandwidth_gbps=400.0
     return inst
 
 
-INTERVAL_OPTIONS = ("prune=1 anchors=1 margin=2 hotstart=1 k_pad=2 ports=0 port_tol=1e-6 "
-                    "paper_exact=0 (default time limit 600 s)")
+INTERVAL_OPTIONS = ("prune=1 anchors=1 margin=2 tighten=1 hotstart=1 k_pad=2 ports=0 port_tol=1e-6 "
+                    "paper_exact=0 (default time limit 600 s; prune=0 tighten=0 = the paper's model)")
 
 register_problem(Problem(
     name="delta",

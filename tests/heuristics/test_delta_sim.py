@@ -184,3 +184,25 @@ def test_random_dags_simulate_to_verified_schedules(inst, method, policy):
     assert m["iteration_time"] == pytest.approx(r.makespan)
     assert r.makespan >= critical_path_bound(inst) - 1e-7
     assert np.all(r.start >= inst.release - 1e-9)
+
+
+def test_chain_ignores_idle_time_left_off_the_critical_path():
+    """A MILP schedule may park slack anywhere (spec 2.1 notes): delaying a non-critical task
+    within its slack must not change NC, while delaying a critical one counts as comm."""
+    inst = derived([(1, 1, [0], [10]), (1, 1, [1], [11]), (1, 1, [2], [12]), (1, 1, [13], [3], "B", "A")],
+                   deps=[(0, 1, 1), (0, 2, 3), (1, 3, 0), (2, 3, 0)])
+    r = simulate(inst, [2])
+    g = compile_graph(inst)
+    _, nc0, C0 = critical_chain(g, r.start, r.finish)
+    slack = r.start[3] - r.finish[1]
+    assert slack > 0                              # a (delay 1) waits for b (delay 3)
+    s, f = r.start.copy(), r.finish.copy()
+    s[1] += slack / 2                             # idle gap before a, a still on time for d
+    f[1] += slack / 2
+    chain, nc, C = critical_chain(g, s, f)
+    assert (nc, C) == pytest.approx((nc0, C0)) and 1 not in chain
+    s, f = r.start.copy(), r.finish.copy()
+    s[2:] += 0.5                                  # idle gap before the critical b
+    f[2:] += 0.5
+    _, nc, C = critical_chain(g, s, f)
+    assert C == pytest.approx(C0 + 0.5) and nc == pytest.approx(nc0)

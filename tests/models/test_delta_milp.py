@@ -12,9 +12,11 @@ from heuristics.delta_sim import simulate
 from instances.delta import check_solution, from_job
 from instances.delta_models import TABLE_I
 from models.backend import solve, solve_lexicographic
-from models.delta_milp import (build_interval, extract_interval, mip_start, profile, prune_windows,
-                               x_max)
+from models.delta_milp import extract_interval, profile, prune_windows, x_max
 from tests.conftest import assert_feasible_start, gurobi_available
+from toolkit.delta_methods import prepare_interval
+from toolkit.registry import RunConfig
+from toolkit.run import run_task
 
 
 def t0():
@@ -51,14 +53,10 @@ def brute_fork():
     return best
 
 
-def setup(inst, variant, prune=True):
+def setup(inst, variant, prune=True, tighten=False):
     x = sqrt_alloc(inst)
-    sim = simulate(inst, x)
-    prof = profile(inst, sim)
-    K = prof.K + 2
-    win = prune_windows(inst, K, prof) if prune else None
-    model, h = build_interval(inst, K, sim.makespan * (1 + 1e-6), variant, windows=win)
-    return model, h, mip_start(h, x, sim)
+    return prepare_interval(inst, variant, ("sqrt-alloc", x, simulate(inst, x)), prune=prune,
+                            tighten=tighten)
 
 
 BACKENDS = ["highs"] + (["gurobi"] if gurobi_available() else [])
@@ -191,3 +189,40 @@ def test_fixed_step_approaches_the_interval_optimum_from_above(make):
         assert c - interval <= 2 * dt + 1e-6        # within rounding of the slice length
         prev = c
     assert prev == pytest.approx(interval, abs=1e-6)
+
+
+@pytest.mark.parametrize("variant", ["joint", "topo"])
+@pytest.mark.parametrize("make", [t0, fork, diamond])
+def test_tightenings_keep_the_optimum(make, variant):
+    """Spec 2.1's optional cuts (X-bar, minimum duration, Alg. 4 windows) are valid."""
+    inst = make()
+    objs = []
+    for tighten in (False, True):
+        model, h, start = setup(inst, variant, tighten=tighten)
+        res = solve(model, backend="highs", start=start, mip_gap=0)
+        assert res.status == "optimal"
+        objs.append(res.objective)
+    assert objs[0] == pytest.approx(objs[1], abs=1e-6)
+
+
+def test_tightened_model_accepts_the_hot_start_and_bounds_by_the_critical_path():
+    from heuristics.delta_sim import critical_path_bound
+    inst = from_job(dict(TABLE_I["gpt-7b"], micro_batches=4))
+    model, h, start = setup(inst, "joint", tighten=True)
+    assert_feasible_start(model, start, row_tol=1e-6 * max(1.0, h.T_up))
+    relaxed = model.relax()
+    relaxed.Params.OutputFlag = 0
+    relaxed.optimize()      # small LP: within the pip licence's limits
+    assert relaxed.ObjVal >= critical_path_bound(inst) * (1 - 1e-6)
+
+
+@pytest.mark.parametrize("ports", [0, 1])
+def test_joint_nct_is_one_when_the_makespan_is_ideal(ports):
+    """An idle gap the solver leaves off the critical chain must not count as communication:
+    at the ideal makespan the ideal chain is tight, so NCT = 1 (spec 4.4 with the tie rule)."""
+    data = instances.load_instance("instances/delta/gpt-7b-n8.json").to_dict()
+    rec = run_task(data, "g", "delta-joint", RunConfig(time_limit=60, options={"ports": ports}))
+    assert rec["verified"] and rec["status"] == "optimal"
+    if rec["iteration_time"] <= rec["ideal_iteration_time"] * (1 + 1e-9):
+        assert rec["nct"] == pytest.approx(1.0, abs=1e-6)
+    assert rec["nct"] == pytest.approx(rec["nct_exposed"], abs=1e-4)

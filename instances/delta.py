@@ -326,5 +326,6 @@ def check_solution(inst: DeltaInstance, sol: DeltaSolution) -> tuple[list[str], 
             bad.append(f"{side[:3]} NIC of GPU {gpu_ids[g]} over capacity in interval {k}")
     metrics = {"iteration_time": makespan_of(inst, C),
                "ports_used": float(used.sum()),
-               "port_ratio": float(used.sum() / inst.ports.sum()) if inst.ports.sum() else 0.0}
+               "port_ratio": float(used.sum() / inst.ports.sum()) if inst.ports.sum() else 0.0,
+               "pod_ports_used": " ".join(f"{v:g}" for v in used)}   # per Pod, in pods order
     return bad, metrics

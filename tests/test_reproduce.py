@@ -18,3 +18,21 @@ def test_delta_fig6_pipeline_on_the_toy(tmp_path, monkeypatch):
     assert (table["delta-joint"] <= table["best_baseline"] + 1e-6).all()
     again = figs.run_fig6(quick=True, out_dir=tmp_path)           # resumes: nothing to rerun
     assert again[0].read_text().count("gpt-7b") >= 2
+
+
+def test_delta_fig9_fig10_fig11_pipelines_on_the_toy(tmp_path, monkeypatch):
+    monkeypatch.setattr(figs, "MODELS", ("gpt-7b",))
+    monkeypatch.setattr(figs, "FIG10_MODELS", ("gpt-7b",))
+    monkeypatch.setattr(figs, "FIG11_MODELS", ("gpt-7b",))
+    monkeypatch.setitem(figs.FIG11_N, True, (2,))
+    for run in (figs.run_fig9, figs.run_fig10, figs.run_fig11):
+        assert all(p.exists() for p in run(quick=True, out_dir=tmp_path))
+    fig9 = pd.read_csv(tmp_path / "delta_fig9.csv")
+    assert set(fig9.method) == set(figs.DELTA_METHODS) and (fig9.port_ratio <= 1).all()
+    joint = fig9[fig9.method == "delta-joint"].iloc[0]         # stage 2 keeps C <= C* (1 + 1e-6)
+    assert joint.iteration_time <= joint.milp_stage1_objective * (1 + 1e-6) + 1e-6
+    fig10 = pd.read_csv(tmp_path / "delta_fig10.csv")
+    j = fig10[fig10.method == "delta-joint"].iloc[0]            # more ports never hurt the optimum
+    assert j["U_p + freed"] <= j["U_p"] + 1e-4
+    fig11 = pd.read_csv(tmp_path / "delta_fig11.csv")
+    assert set(figs.FIG11_METHODS) <= set(fig11.columns) and (fig11[list(figs.FIG11_METHODS)] > 0).all().all()

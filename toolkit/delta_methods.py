@@ -205,7 +205,7 @@ register_problem(Problem(
     objective="iteration_time",
     sense="min",
     metrics=("iteration_time", "nct", "nct_exposed", "ideal_iteration_time", "lower_bound",
-             "ports_used", "port_ratio", "tasks", "milp_objective", "des_iteration_time",
+             "ports_used", "port_ratio", "pod_ports_used", "tasks", "milp_objective", "des_iteration_time",
              "reference", "intervals", "step_ms", "slices", "generations", "evaluations"),
     methods={m.name: m for m in [
         Method("prop-alloc", "heuristic", _baseline("prop-alloc"),

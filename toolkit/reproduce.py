@@ -19,6 +19,12 @@ TARGETS: dict[str, tuple[str, str]] = {
                    "DELTA MILP size/time: pruning, hot start, interval vs fixed-step"),
     "delta-fig6": ("benchmarks.delta_figs:run_fig6", "DELTA Fig. 6: NCT of six methods vs bandwidth"),
     "delta-fig8": ("benchmarks.delta_figs:run_fig8", "DELTA Fig. 8: NCT of six methods vs sequence length"),
+    "delta-fig9": ("benchmarks.delta_figs:run_fig9", "DELTA Fig. 9: port ratio after port minimization"),
+    "delta-fig10": ("benchmarks.delta_figs:run_fig10",
+                    "DELTA Fig. 10: NCT of a stage-reversed job given the freed ports"),
+    "delta-fig11": ("benchmarks.delta_figs:run_fig11",
+                    "DELTA Fig. 11: execution time of the DELTA methods vs micro-batches"),
+    "delta-ga": ("benchmarks.delta_figs:run_ga", "DELTA-Fast convergence time per Table I workload"),
 }
 
 

@@ -76,7 +76,7 @@ def run_fig(fig: str, quick: bool, out_dir: Path) -> list[Path]:
                                 ours_max_reduction=f"{100 * t.loc[i, 'joint_vs_best_baseline']:.1f}% @ "
                                                    f"{t.loc[i, 'x']}"))
     png = out_dir / f"delta_{fig}.png"
-    _plot(table, spec, png)
+    _lines(table, "x", METHODS, spec["label"], "NCT", png)
     cmd = f"python solve.py reproduce delta-{fig}" + (" --quick" if quick else "")
     md = [f"# DELTA {fig.replace('fig', 'Fig. ')}: NCT vs {spec['label']}", "",
           f"Regenerate: `{cmd}` (resumable; raw runs in `{runs.as_posix()}`). Machine: {machine()}.",
@@ -94,23 +94,27 @@ def run_fig(fig: str, quick: bool, out_dir: Path) -> list[Path]:
     return [*write_report(out_dir, f"delta_{fig}", md, {f"delta_{fig}.csv": table}), png]
 
 
-def _plot(table, spec, path):
+def _lines(table, xcol, methods, xlabel, ylabel, path, logy=False):
+    """One panel per workload: a line per method over ``xcol`` (log2 x axis)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(MODELS), figsize=(4 * len(MODELS), 3.2), sharey=False)
-    for ax, model in zip(np.atleast_1d(axes), MODELS):
-        t = table[table.model == model].sort_values("x")
-        for m in METHODS:
+    models = list(dict.fromkeys(table.model))
+    fig, axes = plt.subplots(1, len(models), figsize=(4.2 * len(models), 3.2), squeeze=False)
+    for ax, model in zip(axes[0], models):
+        t = table[table.model == model].sort_values(xcol)
+        for m in methods:
             if m in t:
-                ax.plot(t.x, t[m], marker="o", label=m)
+                ax.plot(t[xcol], t[m], marker="o", label=m)
         ax.set_xscale("log", base=2)
+        if logy:
+            ax.set_yscale("log")
         ax.set_title(model)
-        ax.set_xlabel(spec["label"])
-    np.atleast_1d(axes)[0].set_ylabel("NCT")
-    np.atleast_1d(axes)[0].legend(fontsize=7)
+        ax.set_xlabel(xlabel)
+    axes[0][0].set_ylabel(ylabel)
+    axes[0][0].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -268,7 +272,7 @@ def run_fig11(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
                             values="status_backend", aggfunc="first").reset_index()
     cmd = "python solve.py reproduce delta-fig11" + (" --quick" if quick else "")
     png = out_dir / "delta_fig11.png"
-    _plot_time(table, png)
+    _lines(table, "micro_batches", FIG11_METHODS, "micro-batches", "execution time (s)", png, logy=True)
     md = ["# DELTA Fig. 11: execution time vs number of micro-batches", "",
           f"Regenerate: `{cmd}` (resumable). Machine: {machine()}.", "", _setup_note(quick),
           "Wall time per method including preprocessing (reference simulation, pruning, model "
@@ -327,27 +331,3 @@ def _bars(table, col, label, path):
     ax.figure.tight_layout()
     ax.figure.savefig(path, dpi=110)
     plt.close(ax.figure)
-
-
-def _plot_time(table, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    models = sorted(table.model.unique())
-    fig, axes = plt.subplots(1, len(models), figsize=(5 * len(models), 3.2))
-    for ax, model in zip(np.atleast_1d(axes), models):
-        t = table[table.model == model].sort_values("micro_batches")
-        for m in FIG11_METHODS:
-            if m in t:
-                ax.plot(t.micro_batches, t[m], marker="o", label=m)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_title(model)
-        ax.set_xlabel("micro-batches")
-    np.atleast_1d(axes)[0].set_ylabel("execution time (s)")
-    np.atleast_1d(axes)[0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)

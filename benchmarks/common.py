@@ -20,8 +20,12 @@ def machine() -> str:
         pass
     import os
 
+    try:     # timings are only comparable on a quiet machine: say how busy it was
+        load = f"; load average {os.getloadavg()[0]:.1f} when the report was written"
+    except OSError:
+        load = ""
     return (f"{cpu}, {os.cpu_count()} cores; Python {sys.version.split()[0]}, numpy {np.__version__}, "
-            f"scipy {scipy.__version__}")
+            f"scipy {scipy.__version__}{load}")
 
 
 def md_table(df: pd.DataFrame, floatfmt: str = ".4g") -> str:

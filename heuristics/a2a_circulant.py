@@ -86,7 +86,7 @@ def shortest_sequences(n: int, G, delta: int, D: int, cap: int = SEQ_CAP) -> lis
     return sorted(set(seqs))[:cap]
 
 
-def pack(n: int, G, deltas, k: int) -> list[list[tuple[int, tuple]]]:
+def pack(n: int, G, deltas, k: int, seq_cap: int = SEQ_CAP) -> list[list[tuple[int, tuple]]]:
     """Reference-node round packing of the offsets ``deltas`` on C_n(G) (rules 1-2)."""
     dist = circ_dist(n, G)
     rounds: list[list] = []
@@ -94,7 +94,7 @@ def pack(n: int, G, deltas, k: int) -> list[list[tuple[int, tuple]]]:
     for dl in sorted(deltas, key=lambda x: (dist[x], x)):
         if dist[dl] < 0:
             raise ValueError(f"offset {dl} unreachable on C_{n}({list(G)})")
-        cands = shortest_sequences(n, G, dl, int(dist[dl]))
+        cands = shortest_sequences(n, G, dl, int(dist[dl]), seq_cap)
         placed = False
         for r, u in zip(rounds, used):
             if len(r) >= k:

@@ -55,6 +55,11 @@ def lb_T_all(N: int, k: int, dmax: int) -> tuple:
     """LB_T(N, k, d) for d = 1..dmax (index d-1), by the O(d N^2) DP of spec 2.4 (numpy)."""
     if k == 1:
         return tuple(_thm1_N(N, d) for d in range(1, dmax + 1))
+    return dp_bound(N, k, dmax)
+
+
+def dp_bound(N: int, k: int, dmax: int) -> tuple:
+    """The spec 2.4 DP itself (any k, including k = 1 where it must equal Theorem 1)."""
     C = np.asarray(_C(N, k), dtype=np.int64)
     m = np.arange(N + 1)
     j = m[:, None] - m[None, :]                 # take j flows on the new topology

@@ -47,7 +47,7 @@ def rdc_applicable(inst: A2AInstance, cfg: RunConfig) -> str | None:
         return f"relabeled k = 1 strategies are built for every d; n = {n} > 256"
     if k == 1 and n * n * (n - 1) // 2 > MAX_PATH_ENTRIES * 4:
         return (f"the materialized strategy is too large to check for n = {n}; the per-d costs are "
-                f"in benchmarks/a2a_runtime.py")
+                f"in benchmarks/a2a_fig13.py (a2a-fig13)")
     return None
 
 

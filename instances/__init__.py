@@ -15,6 +15,7 @@ FORMAT = 1
 INSTANCE_TYPES = {
     "spectra": "instances.spectra:SpectraInstance",
     "delta": "instances.delta:DeltaInstance",
+    "a2a": "instances.a2a:A2AInstance",
 }
 
 

@@ -259,3 +259,26 @@ def test_delta_fast_and_hotstart_from_the_cli():
         rec = json.loads(out)
         assert rec["verified"]
         assert rec["objective"] == pytest.approx(4.0 if method == "delta-fast" else 3.0, abs=1e-6)
+
+
+def test_a2a_motivating_example_from_the_cli(tmp_path):
+    f = tmp_path / "ex.json"
+    code, _, err = cli("generate", "a2a", "--workload", "example", "-o", f)
+    assert code == 0, err
+    for method, expect in (("rdc", 30.0), ("static", 35.0), ("one-hop", 56.0), ("pmedian", 30.0)):
+        code, out, err = cli("solve", f, "--method", method, "--format", "json")
+        assert code == 0, err
+        rec = json.loads(out)
+        assert rec["verified"] and rec["objective"] == expect and rec["lower_bound"] == 30.0
+
+
+def test_a2a_bad_input_and_exact_model_decline(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"problem": "a2a", "n": 4, "k": 1, "R": 1, "traffic": {"uniform": -1}}))
+    code, _, err = cli("solve", bad)
+    assert code == 2 and "traffic.uniform" in err
+    f = tmp_path / "z.json"
+    code, _, err = cli("generate", "a2a", "--workload", "zipf", "--n", 8, "--k", 2, "-o", f)
+    assert code == 0, err
+    code, out, err = cli("solve", f, "--method", "exact-k1")
+    assert code != 0 and "uniform" in err

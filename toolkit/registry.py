@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from models.backend import Result
 
-PROBLEM_MODULES = ("toolkit.spectra_methods", "toolkit.delta_methods")
+PROBLEM_MODULES = ("toolkit.spectra_methods", "toolkit.delta_methods", "toolkit.a2a_methods")
 
 
 class OptionError(ValueError):

@@ -25,6 +25,15 @@ TARGETS: dict[str, tuple[str, str]] = {
     "delta-fig11": ("benchmarks.delta_figs:run_fig11",
                     "DELTA Fig. 11: execution time of the DELTA methods vs micro-batches"),
     "delta-ga": ("benchmarks.delta_figs:run_ga", "DELTA-Fast convergence time per Table I workload"),
+    "a2a-example": ("benchmarks.a2a_example:run",
+                    "a2a motivating example (30T vs 35T vs 56T) and small worked numbers"),
+    "a2a-fig11": ("benchmarks.a2a_figs:run_fig11",
+                  "a2a Fig. 11: completion time across n, k and workloads at R* (paper: -39.66%)"),
+    "a2a-fig12": ("benchmarks.a2a_figs:run_fig12",
+                  "a2a Fig. 12: completion time across flow sizes, n=16 (paper: -47.35%)"),
+    "a2a-fig13": ("benchmarks.a2a_fig13:run",
+                  "a2a Fig. 13: ratio to the Theorem 1 bound vs n up to 4096 (paper: <=2.22, <=4.54)"),
+    "a2a-fig14": ("benchmarks.a2a_figs:run_fig14", "a2a Fig. 14: chosen d and cost vs R"),
 }
 
 

@@ -1,0 +1,118 @@
+"""ReconfigureDuringCollective: the paper's constructive algorithm (Sec. 4; spec 3.1, 3.6).
+
+For every d (and, for k >= 2, both families plus direct round-robin) build a strategy, cost it
+with the spec 1.4 analytic model (R * d + sum of round times), relabel for skewed traffic, and
+keep the cheapest (ties: family order circulant, genkautz, direct; then smaller d; A11).
+
+* k = 1: base ring + shifted rings (``heuristics.a2a_k1``), nested shift order, all d = 1..n-1.
+  For uniform traffic the per-d cost is R d + T * (prefix hop sum), computed without building
+  any schedule (n = 4096 over all d in seconds); only the chosen d is materialized.
+* k >= 2: circulant (best base + contraction) and GenKautz (repaired + fill contraction).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from heuristics import a2a_circulant as circ
+from heuristics import a2a_general as gen
+from heuristics.a2a_bounds import d_max, lb_T
+from heuristics.a2a_k1 import ORDERS, k1_phases, prefix_costs
+from heuristics.a2a_relabel import relabel
+from heuristics.a2a_strategy import Candidate, FlowTable, direct_round_robin
+
+FAMILIES = ("circulant", "genkautz")
+
+
+@dataclass
+class RDCResult:
+    best: Candidate
+    label: np.ndarray | None
+    cost: float                                   # analytic cost of the chosen strategy
+    table: list[dict] = field(default_factory=list)   # one row per candidate (family, d, ...)
+
+
+@lru_cache(maxsize=64)
+def k1_curve(n: int, order: str = "greedy") -> tuple[tuple, tuple]:
+    """(shift order, hop sums for d = 1..n-1) for k = 1."""
+    o = ORDERS[order](n)
+    return tuple(o), tuple(int(x) for x in prefix_costs(n, o))
+
+
+def k1_candidate(n: int, shifts, order: str = "greedy") -> Candidate:
+    return Candidate("ring-shift", k1_phases(n, shifts),
+                     {"shifts": [int(s) for s in shifts], "order": order})
+
+
+@lru_cache(maxsize=32)
+def family_candidates(n: int, k: int, family: str, global_reassign: bool | None = None) -> tuple:
+    """Candidates for d = 1, 2, ... of one family for k >= 2 (cached per (n, k))."""
+    if family == "circulant":
+        G0, _ = circ.best_base(n, k)
+        return tuple(circ.to_candidate(n, s) for s in circ.contraction_chain(n, k, G0))
+    if family == "genkautz":
+        gr = n <= 32 if global_reassign is None else global_reassign
+        return tuple(gen.to_candidate(s, "genkautz") for s in
+                     gen.fill_chain(n, k, gen.genkautz(n, k), global_reassign=gr))
+    if family == "direct":
+        return (direct_round_robin(n, k),)
+    raise ValueError(f"unknown family {family!r}")
+
+
+def _row(c: Candidate, n: int, k: int, R: float, transmit: float, cost: float) -> dict:
+    return {"family": c.family, "d": c.d, "hop_sum": c.hop_sum, "rounds": c.n_rounds,
+            "transmission_time": transmit, "total_cost": cost, "lb_T": lb_T(n, k, c.d)}
+
+
+def rdc(inst, order: str = "greedy", families=FAMILIES, do_relabel: bool = True,
+        relabel_top: int = 3, relabel_opts: dict | None = None) -> RDCResult:
+    """ReconfigureDuringCollective on an instance (module docstring)."""
+    n, k, R = inst.n, inst.k, inst.R
+    uniform = inst.is_uniform
+    tau = float(inst.link.tau(inst.uniform_size if inst.traffic is None else inst.A[0, 1])) \
+        if uniform else None
+    if k == 1 and uniform:
+        shifts, hops = k1_curve(n, order)
+        costs = R * np.arange(1, n) + tau * np.asarray(hops, dtype=float)
+        d = int(np.argmin(costs)) + 1
+        best = k1_candidate(n, shifts[:d], order)
+        table = [{"family": "ring-shift", "d": dd, "hop_sum": h, "rounds": n - 1,
+                  "transmission_time": tau * h, "total_cost": float(c), "lb_T": lb_T(n, 1, dd)}
+                 for dd, (h, c) in enumerate(zip(hops, costs), start=1)]
+        return RDCResult(best, None, float(costs[d - 1]), table)
+    if k == 1:
+        shifts, _ = k1_curve(n, order)
+        cands = [k1_candidate(n, shifts[:d], order) for d in range(1, n)]
+    else:
+        cands = [c for f in tuple(families) + ("direct",) for c in family_candidates(n, k, f)]
+    rows, scored = [], []
+    for i, c in enumerate(cands):
+        t = tau * c.hop_sum if uniform else FlowTable(c).cost(inst.A, inst.link, R)
+        scored.append((R * c.d + t, i))
+        rows.append(_row(c, n, k, R, t, R * c.d + t))
+    scored.sort()
+    label = None
+    best_cost, best_i = scored[0]
+    if not uniform and do_relabel:
+        for _, i in scored[:max(relabel_top, 1)]:
+            lab, t, _ = relabel(cands[i], inst, **(relabel_opts or {}))
+            c = R * cands[i].d + t
+            rows[i].update(relabeled_transmission_time=t, relabeled_total_cost=c)
+            if c < best_cost - 1e-15:
+                best_cost, best_i, label = c, i, lab
+    return RDCResult(cands[best_i], label, best_cost, rows)
+
+
+def choose_d_curve(result_rows: list[dict], R_values, tau: float = 1.0) -> list[tuple]:
+    """For each R: (R, chosen family, d, cost) from uniform hop sums (spec 3.6, test 7.11)."""
+    out = []
+    for R in R_values:
+        best = min(result_rows, key=lambda r: (R * r["d"] + tau * r["hop_sum"], r["d"]))
+        out.append((R, best["family"], best["d"], R * best["d"] + tau * best["hop_sum"]))
+    return out
+
+
+def d_range(n: int, k: int) -> range:
+    return range(1, d_max(n, k) + 1)

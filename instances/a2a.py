@@ -1,0 +1,299 @@
+"""All-to-all on reconfigurable photonic interconnects: instance, strategy, independent checker.
+
+Problem (Zhou, Addanki, Apostolaki, "To Reconfigure or Not to Reconfigure: Optimizing All-to-All
+Collectives in Circuit-Switched Photonic Interconnects", 2026, Sections 2-3; spec ``a2a.md``):
+n GPUs, k optical switches (every topology is a digraph with out- and in-degree <= k), each
+topology costs R. A *strategy* is a sequence of d topologies, each with rounds of flows on
+paths; cost = R * d + sum over rounds of the round's hop-synchronous time (spec 1.4)::
+
+    cost(round) = sum_{tau=1..h_r} max{ alpha + beta * S_f : f in round, h_f >= tau }
+
+which is h_r * T for uniform flows (the paper's TotalCost, Sec. 3.1).
+
+File format::
+
+    {"problem": "a2a", "format": 1, "name": ..., "n": 8, "k": 1, "R": 7.0,
+     "link": {"T": 1.0}                         # traffic in chunks, tau(S) = T * S
+          or {"bandwidth_gbps": 800, "latency_s": 5e-7, "chunk_bytes": 4e6},  # traffic in bytes
+     "traffic": [[...n x n...]]  or  {"uniform": S}}
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from instances.errors import InstanceError, as_matrix, require, short
+
+BYTE_TOL = 1e-6        # relative tolerance on delivered bytes
+STEP = 1 << 24         # (link, hop index) id = link * STEP + hop index
+
+
+def _number(field_: str, v, lo=0.0, strict=False) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) \
+            or (v <= lo if strict else v < lo):
+        raise InstanceError(field_, f"must be a finite number {'>' if strict else '>='} {lo:g}, "
+                                    f"got {short(v)}")
+    return float(v)
+
+
+def _integer(field_: str, v, lo: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or int(v) != v:
+        raise InstanceError(field_, f"must be an integer, got {short(v)}")
+    if int(v) < lo:
+        raise InstanceError(field_, f"must be >= {lo}, got {int(v)}")
+    return int(v)
+
+
+@dataclass
+class Link:
+    """alpha-beta link model (Hockney; paper Sec. 2.1): tau(S) = alpha + beta * S per hop."""
+
+    alpha: float = 0.0          # single-hop latency (s, or T-units)
+    beta: float = 1.0           # inverse bandwidth per traffic unit
+    chunk: float = 1.0          # chunk size in traffic units (simulator)
+    spec: dict = field(default_factory=lambda: {"T": 1.0})   # the form it was given in
+
+    @classmethod
+    def from_dict(cls, d) -> "Link":
+        if not isinstance(d, dict):
+            raise InstanceError("link", "must be an object: {\"T\": ...} or {\"bandwidth_gbps\", "
+                                        "\"latency_s\", \"chunk_bytes\"}")
+        if "T" in d:
+            T = _number("link.T", d["T"], strict=True)
+            return cls(0.0, T, 1.0, {"T": T})
+        bw = _number("link.bandwidth_gbps", require(d, "bandwidth_gbps"), strict=True) \
+            if "bandwidth_gbps" in d else None
+        if bw is None:
+            raise InstanceError("link", "needs \"T\" or \"bandwidth_gbps\"")
+        lat = _number("link.latency_s", d.get("latency_s", 0.0))
+        chunk = _number("link.chunk_bytes", d.get("chunk_bytes", 4e6), strict=True)
+        return cls(lat, 8.0 / (bw * 1e9), chunk,
+                   {"bandwidth_gbps": bw, "latency_s": lat, "chunk_bytes": chunk})
+
+    def tau(self, S):
+        """Per-hop time of a message of S traffic units."""
+        return self.alpha + self.beta * np.asarray(S, dtype=float)
+
+
+@dataclass
+class A2AInstance:
+    """n GPUs, degree k, per-reconfiguration delay R, link model and traffic matrix A."""
+
+    n: int
+    k: int
+    R: float
+    link: Link
+    traffic: np.ndarray | None = None       # n x n, zero diagonal; None with uniform_size
+    uniform_size: float | None = None       # {"uniform": S}: every off-diagonal entry is S
+    name: str = "a2a"
+    meta: dict = field(default_factory=dict)
+
+    problem = "a2a"
+
+    def __post_init__(self):
+        self.n = _integer("n", self.n, 2)
+        self.k = _integer("k", self.k, 1)
+        if self.k > self.n - 1:
+            raise InstanceError("k", f"must be <= n - 1 = {self.n - 1}, got {self.k}")
+        self.R = _number("R", self.R)
+        if self.traffic is None:
+            self.uniform_size = _number("traffic.uniform", self.uniform_size, strict=True)
+        else:
+            A = as_matrix("traffic", self.traffic)
+            if A.shape[0] != self.n:
+                raise InstanceError("traffic", f"must be {self.n}x{self.n}, got {A.shape[0]}x{A.shape[1]}")
+            if np.any(np.diag(A) != 0):
+                raise InstanceError("traffic", "diagonal must be zero (a GPU sends nothing to itself)")
+            if not A.any():
+                raise InstanceError("traffic", "has no positive entry")
+            self.traffic = A
+
+    @property
+    def A(self) -> np.ndarray:
+        """The traffic matrix (materialized on demand for the uniform form)."""
+        if self.traffic is None:
+            A = np.full((self.n, self.n), self.uniform_size)
+            np.fill_diagonal(A, 0.0)
+            return A
+        return self.traffic
+
+    @property
+    def is_uniform(self) -> bool:
+        if self.traffic is None:
+            return True
+        off = ~np.eye(self.n, dtype=bool)
+        vals = self.traffic[off]
+        return bool(np.all(vals == vals[0]))
+
+    @property
+    def T(self) -> float:
+        """Per-hop time of the smallest positive flow (= the paper's T for uniform traffic)."""
+        A = self.A
+        return float(self.link.tau(A[A > 0].min()))
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "A2AInstance":
+        tr = require(d, "traffic", (list, dict))
+        if isinstance(tr, dict):
+            if set(tr) != {"uniform"}:
+                raise InstanceError("traffic", "object form must be {\"uniform\": size}")
+            traffic, uni = None, tr["uniform"]
+        else:
+            traffic, uni = tr, None
+        return cls(n=require(d, "n", (int, float)), k=require(d, "k", (int, float)),
+                   R=require(d, "R", (int, float)), link=Link.from_dict(d.get("link", {"T": 1.0})),
+                   traffic=traffic, uniform_size=uni, name=str(d.get("name", "a2a")),
+                   meta=dict(d.get("meta", {})))
+
+    def to_dict(self) -> dict:
+        d = {"problem": "a2a", "format": 1, "name": self.name, "n": self.n, "k": self.k,
+             "R": self.R, "link": dict(self.link.spec),
+             "traffic": {"uniform": self.uniform_size} if self.traffic is None
+             else self.traffic.tolist()}
+        if self.meta:
+            d["meta"] = self.meta
+        return d
+
+
+# ------------------------------------------------------------------------------------------
+# Strategy = [Phase] ; Phase = (topology arcs, [Round]) ; Round = [Group] (spec 1.3)
+# ------------------------------------------------------------------------------------------
+@dataclass
+class Group:
+    """Flows of one round with the same hop count h: ``paths`` (m, h+1) node sequences and the
+    traffic each carries (``size``; the whole flow unless the method splits flows)."""
+
+    paths: np.ndarray
+    size: np.ndarray
+
+
+@dataclass
+class Phase:
+    arcs: np.ndarray                     # (m, 2) int; a repeated arc = parallel circuits
+    rounds: list[list[Group]]
+
+
+@dataclass
+class A2AStrategy:
+    phases: list[Phase]
+    info: dict = field(default_factory=dict)       # method's own description (family, d, ...)
+
+    def to_dict(self) -> dict:
+        return {"info": self.info, "phases": [
+            {"arcs": np.asarray(p.arcs).tolist(),
+             "rounds": [[{"path": path.tolist(), "size": float(s)}
+                         for g in r for path, s in zip(g.paths, g.size)] for r in p.rounds]}
+            for p in self.phases]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "A2AStrategy":
+        phases = []
+        for p in d["phases"]:
+            rounds = []
+            for r in p["rounds"]:
+                by_len: dict[int, list] = {}
+                for f in r:
+                    by_len.setdefault(len(f["path"]), []).append(f)
+                rounds.append([Group(np.asarray([f["path"] for f in fs], dtype=np.int64),
+                                     np.asarray([f["size"] for f in fs], dtype=float))
+                               for _, fs in sorted(by_len.items())])
+            phases.append(Phase(np.asarray(p["arcs"], dtype=np.int64).reshape(-1, 2), rounds))
+        return cls(phases, dict(d.get("info", {})))
+
+    @property
+    def n_rounds(self) -> int:
+        return sum(len(p.rounds) for p in self.phases)
+
+
+def round_time(hops: np.ndarray, times: np.ndarray) -> float:
+    """Spec 1.4: sum_{tau=1..max h} max{times_f : h_f >= tau} (hop-synchronous store-and-forward)."""
+    if len(hops) == 0:
+        return 0.0
+    H = int(hops.max())
+    best = np.zeros(H + 1)
+    np.maximum.at(best, hops, times)
+    return float(np.maximum.accumulate(best[::-1])[::-1][1:].sum())
+
+
+def check_strategy(inst: A2AInstance, st: A2AStrategy) -> tuple[list[str], dict]:
+    """Independent verifier: returns (violations, metrics recomputed from the strategy).
+
+    Checks (spec 7.9): every topology has out/in-degree <= k (parallel arcs count) and no
+    self-loop; every path follows arcs of its phase's topology; in every round no (link, hop
+    index) is used more times than the link has circuits (contention-free in the time-expanded
+    graph); every flow with A[s,t] > 0 is delivered in full and nothing else is sent. The cost is
+    recomputed: R * (phases carrying >= 1 round) + sum of round times (spec 1.4, A10).
+    """
+    n, k = inst.n, inst.k
+    A = inst.A
+    bad: list[str] = []
+    delivered = np.zeros((n, n))
+    transmit = hop_sum = 0.0
+    d_eff = rounds = 0
+    for i, ph in enumerate(st.phases):
+        arcs = np.asarray(ph.arcs, dtype=np.int64).reshape(-1, 2)
+        if arcs.size and (arcs.min() < 0 or arcs.max() >= n):
+            bad.append(f"phase {i}: arc endpoint out of range [0, {n})")
+            continue
+        if np.any(arcs[:, 0] == arcs[:, 1]):
+            bad.append(f"phase {i}: self-loop arc")
+        code = arcs[:, 0] * n + arcs[:, 1]
+        mult = np.bincount(code, minlength=n * n)
+        outd, ind = np.bincount(arcs[:, 0], minlength=n), np.bincount(arcs[:, 1], minlength=n)
+        if outd.max(initial=0) > k or ind.max(initial=0) > k:
+            bad.append(f"phase {i}: degree exceeds k={k} (max out {outd.max()}, max in {ind.max()})")
+        if any(sum(len(g.paths) for g in r) for r in ph.rounds):
+            d_eff += 1
+        for j, r in enumerate(ph.rounds):
+            where = f"phase {i} round {j}"
+            uses, hops, times = [], [], []
+            for g in r:
+                P = np.asarray(g.paths, dtype=np.int64)
+                S = np.asarray(g.size, dtype=float)
+                if P.ndim != 2 or P.shape[1] < 2 or len(S) != len(P):
+                    bad.append(f"{where}: malformed path group")
+                    continue
+                if P.min() < 0 or P.max() >= n:
+                    bad.append(f"{where}: node out of range")
+                    continue
+                if np.any(~np.isfinite(S)) or np.any(S <= 0):
+                    bad.append(f"{where}: flow sizes must be finite and > 0")
+                    continue
+                h = P.shape[1] - 1
+                link = P[:, :-1] * n + P[:, 1:]                        # (m, h)
+                if np.any(mult[link] == 0):
+                    bad.append(f"{where}: a path uses an arc not in the phase's topology")
+                    continue
+                uses.append((link * STEP + np.arange(h)).ravel())      # (link, step) ids
+                np.add.at(delivered, (P[:, 0], P[:, -1]), S)
+                hops.append(np.full(len(P), h))
+                times.append(inst.link.tau(S))
+            if not uses:
+                continue
+            u, cnt = np.unique(np.concatenate(uses), return_counts=True)
+            over = cnt > mult[u // STEP]
+            if over.any():
+                lk, step = divmod(int(u[over][0]), STEP)
+                bad.append(f"{where}: contention on link {lk // n}->{lk % n} at hop {step + 1} "
+                           f"({cnt[over][0]} flows)")
+            hh, tt = np.concatenate(hops), np.concatenate(times)
+            transmit += round_time(hh, tt)
+            hop_sum += int(hh.max())
+            rounds += 1
+    if np.any(np.diag(delivered) > 0):
+        bad.append("a path starts and ends at the same GPU")
+    tol = BYTE_TOL * np.maximum(A, 1.0)
+    extra = (A == 0) & (delivered > 0)
+    if extra.any():
+        s, t = map(int, np.argwhere(extra)[0])
+        bad.append(f"flow ({s},{t}) has no traffic but is sent")
+    miss = np.abs(delivered - A) > tol
+    if miss.any():
+        s, t = map(int, np.argwhere(miss)[0])
+        bad.append(f"flow ({s},{t}): delivered {delivered[s, t]:.6g} of {A[s, t]:.6g} "
+                   f"({int(miss.sum())} flows wrong)")
+    reconf = inst.R * d_eff
+    metrics = {"total_cost": reconf + transmit, "reconfig_time": reconf,
+               "transmission_time": transmit, "d": d_eff, "n_rounds": rounds, "hop_sum": hop_sum}
+    return bad, metrics

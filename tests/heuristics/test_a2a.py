@@ -1,0 +1,190 @@
+"""a2a construction, bounds, baselines and simulator against the spec's test vectors (spec 7)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from heuristics import a2a_circulant as circ
+from heuristics.a2a_baselines import BASELINES, fast, topoopt_shifts
+from heuristics.a2a_bounds import lb_T, lower_bound, lower_bound_curve, thm1_lb_T
+from heuristics.a2a_general import genkautz
+from heuristics.a2a_k1 import greedy_order, prefix_costs, seq_order, shift_cost
+from heuristics.a2a_rdc import choose_d_curve, family_candidates, k1_candidate, rdc
+from heuristics.a2a_sim import simulate
+from heuristics.a2a_strategy import direct_round_robin, realize
+from instances.a2a import A2AInstance, A2AStrategy, Group, Link, Phase, check_strategy
+from instances.a2a_workloads import generate
+
+
+def unit(n, k=1, R=0.0):
+    return A2AInstance(n, k, R, Link.from_dict({"T": 1.0}), uniform_size=1.0)
+
+
+def cost(inst, st):
+    bad, m = check_strategy(inst, st)
+    assert bad == [], bad[:3]
+    return m["total_cost"]
+
+
+def test_motivating_example_30_35_56():
+    inst = generate("example")
+    ours = cost(inst, realize(rdc(inst).best, inst))
+    static = cost(inst, realize(k1_candidate(8, [1]), inst))
+    always = cost(inst, realize(direct_round_robin(8, 1), inst))
+    assert (ours, static, always) == (30.0, 35.0, 56.0)
+    assert static / ours == pytest.approx(1.1667, abs=1e-4) and always / ours == pytest.approx(1.8667, abs=1e-4)
+    assert lower_bound(inst) == 30.0                       # Theorem 1 at d = 2: 2R + 16T
+    assert cost(inst, realize(k1_candidate(8, [1, 7]), inst)) == 30.0   # Fig. 3: shifts {1, 7}
+
+
+def test_theorem1_and_general_bound_vectors():
+    assert [thm1_lb_T(8, d) for d in range(1, 8)] == [28, 16, 12, 10, 9, 8, 7]
+    for n in range(2, 65):
+        assert thm1_lb_T(n, 1) == n * (n - 1) // 2 and thm1_lb_T(n, n - 1) == n - 1
+        assert thm1_lb_T(n, 2) == n * n // 4
+    assert [lb_T(8, 2, d) for d in range(1, 5)] == [8, 6, 5, 4]
+    assert [lb_T(16, 2, d) for d in range(1, 9)] == [21, 16, 13, 12, 11, 10, 9, 8]
+    from heuristics.a2a_bounds import dp_bound
+    for n in range(2, 65):          # the generalized bound reduces to Theorem 1 for k = 1
+        assert dp_bound(n - 1, 1, n - 1) == tuple(thm1_lb_T(n, d) for d in range(1, n))
+
+
+def test_k1_shift_costs_and_greedy():
+    assert (shift_cost(8, [1, 7]), shift_cost(8, [1, 3]), shift_cost(8, [1, 2, 7]), shift_cost(8, [1])) \
+        == (16, 20, 13, 28)                                # {1,3} is 20, not the paper's 19 (A18)
+    assert greedy_order(8) == [1, 7, 2, 3, 5, 4, 6]
+    assert list(prefix_costs(8, greedy_order(8))) == [28, 16, 13, 11, 9, 8, 7]
+    assert greedy_order(16) == [1, 15, 2, 5, 11, 12, 3, 7, 9, 13, 4, 6, 8, 10, 14]
+    assert list(prefix_costs(16, greedy_order(16))) == [120, 64, 53, 44, 37, 32, 28, 24, 22, 20, 19,
+                                                        18, 17, 16, 15]
+
+
+def test_fig13_calibration_seq_and_greedy_n64():
+    lb = np.array([thm1_lb_T(64, d) for d in range(1, 64)])
+    seq = prefix_costs(64, seq_order(64)) / lb
+    gr = prefix_costs(64, greedy_order(64)) / lb
+    assert seq.max() == pytest.approx(2.227, abs=1e-3) and int(seq.argmax()) + 1 == 13
+    assert gr.max() == pytest.approx(1.422, abs=1e-3)
+    assert np.all(gr >= 1 - 1e-12)
+
+
+def test_lb_achievable_n8_d4_with_non_circulant_permutations():
+    """Spec 2.3: A = P1 + P1^2 + P2 + P2^2 + P3 + P3^2 + P4 reaches the LB 10 for n = 8, d = 4."""
+    n = 8
+    perms = [np.roll(np.arange(n), -1), (np.arange(n) + 3) % n,
+             np.array([5, 0, 7, 2, 1, 4, 3, 6]), np.array([7, 6, 1, 0, 3, 2, 5, 4])]
+    phases = []
+    for P, hmax in zip(perms, (2, 2, 2, 1)):
+        arcs = np.stack([np.arange(n), P], 1)
+        rounds = []
+        for h in range(1, hmax + 1):
+            walk = [np.arange(n)]
+            for _ in range(h):
+                walk.append(P[walk[-1]])
+            rounds.append([Group(np.stack(walk, 1), np.ones(n))])
+        phases.append(Phase(arcs, rounds))
+    inst = unit(8, R=0.0)
+    bad, m = check_strategy(inst, A2AStrategy(phases))
+    assert bad == [] and m["hop_sum"] == 10 == thm1_lb_T(8, 4)
+
+
+def test_circulant_base_vectors():
+    for n, G, c in ((8, (1, 3), 9), (16, (1, 7), 27), (32, (1, 15), 87)):
+        rounds = circ.pack(n, G, range(1, n), 2)
+        assert circ.rounds_cost(rounds) == c >= lb_T(n, 2, 1)
+        assert circ.rounds_cost(circ.pack(n, (1, n - 1), range(1, n), 2)) == {8: 10, 16: 36, 32: 136}[n]
+    assert circ.best_base(8, 2) == ((1, 3), 9) and circ.best_base(16, 2) == ((1, 7), 27)
+
+
+def test_genkautz_repair_keeps_k_regular_without_loops():
+    for n in range(5, 41):
+        for k in (2, 3):
+            a = genkautz(n, k)
+            assert not np.any(a[:, 0] == a[:, 1])
+            assert np.all(np.bincount(a[:, 0], minlength=n) == k)
+            assert np.all(np.bincount(a[:, 1], minlength=n) == k)
+            assert len({tuple(x) for x in a.tolist()}) == len(a)
+
+
+@pytest.mark.parametrize("n,k", [(8, 1), (8, 2), (16, 2), (9, 3)])
+def test_every_candidate_verifies_and_respects_the_bound(n, k):
+    """Spec 7.9 invariants for every (family, d) candidate, and heuristic >= LB per d."""
+    inst = unit(n, k)
+    if k == 1:
+        from heuristics.a2a_rdc import k1_curve
+        shifts, _ = k1_curve(n)
+        cands = [k1_candidate(n, shifts[:d]) for d in range(1, n)]
+    else:
+        cands = [c for f in ("circulant", "genkautz", "direct") for c in family_candidates(n, k, f)]
+    for c in cands:
+        st = realize(c, inst)
+        bad, m = check_strategy(inst, st)
+        assert bad == [], (c.family, c.d, bad[:2])
+        assert m["hop_sum"] == c.hop_sum >= lb_T(n, k, m["d"])
+
+
+def test_small_k2_chains_reach_spec_values():
+    assert [c.hop_sum for c in family_candidates(8, 2, "circulant")] == [9, 7, 5, 4]
+    assert [c.hop_sum for c in family_candidates(16, 2, "circulant")] == [27, 23, 19, 16, 13, 11, 9, 8]
+    assert [c.hop_sum for c in family_candidates(8, 2, "genkautz")][1:] == [6, 5, 4]   # = LB
+
+
+@pytest.mark.parametrize("wl,n,k", [("random", 8, 1), ("zipf", 8, 2), ("random", 12, 2), ("zipf", 16, 1)])
+def test_rdc_and_baselines_verify_on_skewed_traffic(wl, n, k):
+    inst = generate(wl, n=n, k=k, R=2e-5, size_mb=16, seed=7)
+    lb = lower_bound(inst)
+    res = rdc(inst)
+    st = realize(res.best, inst, res.label)
+    assert cost(inst, st) == pytest.approx(res.cost) and res.cost >= lb
+    for name, fn in BASELINES.items():
+        assert cost(inst, fn(inst)) >= lb - 1e-12, name
+
+
+def test_relabel_never_worse_than_identity():
+    inst = generate("zipf", n=8, k=1, R=1e-5, seed=4)
+    from heuristics.a2a_relabel import relabel
+    for d in (1, 3, 7):
+        lab, t, base = relabel(k1_candidate(8, [1, 7, 2, 3, 5, 4, 6][:d]), inst, max_evals=500)
+        assert sorted(lab) == list(range(8)) and t <= base + 1e-15
+
+
+def test_chosen_d_non_increasing_in_R():
+    res = rdc(unit(16, 2, R=0.0))
+    picks = choose_d_curve(res.table, np.linspace(0, 30, 61))
+    ds = [d for _, _, d, _ in picks]
+    assert all(a >= b for a, b in zip(ds, ds[1:])) and ds[0] == 8 and ds[-1] == 1
+
+
+def test_fast_on_uniform_is_direct_round_robin():
+    for n, k in ((8, 1), (8, 2), (13, 3)):
+        inst = generate("uniform", n=n, k=k, R=3e-6, size_mb=8)
+        tau = float(inst.link.tau(8e6))
+        assert cost(inst, fast(inst)) == pytest.approx(-(-(n - 1) // k) * (3e-6 + tau))
+
+
+def test_k1_static_baselines_coincide_with_our_ring():
+    inst = generate("uniform", n=8, k=1, R=1e-6, size_mb=4)
+    ring = cost(inst, realize(k1_candidate(8, [1]), inst))
+    for name in ("directconnect-gk", "directconnect-circulant", "topoopt"):
+        assert cost(inst, BASELINES[name](inst)) == pytest.approx(ring), name
+    assert topoopt_shifts(64, 2) == [1, 7] and topoopt_shifts(16, 2) == [1, 3]
+
+
+def test_simulator_matches_analytic_for_one_chunk_flows():
+    inst = generate("uniform", n=8, k=2, R=1e-6, size_mb=4)       # one 4 MB chunk per flow
+    for c in family_candidates(8, 2, "circulant") + family_candidates(8, 2, "genkautz"):
+        st = realize(c, inst)
+        assert simulate(inst, st)["total"] == pytest.approx(cost(inst, st), rel=1e-12)
+    # a contention-free 1-chunk round of h hops takes h (alpha + beta c)
+    h = 5
+    path = np.arange(h + 1)[None, :]
+    st = A2AStrategy([Phase(np.stack([np.arange(h), np.arange(1, h + 1)], 1), [[Group(path, np.array([4e6]))]])])
+    sim = simulate(inst, st)
+    assert sim["transmission"] == pytest.approx(h * (500e-9 + 4e6 * 8 / 800e9))
+
+
+def test_lower_bound_curve_is_per_d_valid():
+    inst = generate("uniform", n=16, k=2, R=5e-5, size_mb=32)
+    curve = lower_bound_curve(inst)
+    for c in family_candidates(16, 2, "circulant"):
+        assert cost(inst, realize(c, inst)) >= curve[c.d - 1] - 1e-12

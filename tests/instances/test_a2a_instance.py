@@ -1,0 +1,100 @@
+"""a2a instance validation, generators and the independent checker (spec 1.3, 5.2, 7.9)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import instances
+from instances.a2a import A2AInstance, A2AStrategy, Group, Link, Phase, check_strategy
+from instances.a2a_workloads import generate
+from instances.errors import InstanceError
+
+
+def unit(n=4, k=1, R=1.0):
+    return A2AInstance(n, k, R, Link.from_dict({"T": 1.0}), uniform_size=1.0)
+
+
+def ring_strategy(n):
+    """Base ring, one round per offset (the paper's Fig. 4 strategy)."""
+    u = np.arange(n)
+    arcs = np.stack([u, (u + 1) % n], 1)
+    rounds = [[Group((u[:, None] + np.arange(h + 1)[None, :]) % n, np.ones(n))] for h in range(1, n)]
+    return A2AStrategy([Phase(arcs, rounds)])
+
+
+def test_roundtrip_and_uniform_form():
+    inst = generate("zipf", n=6, k=2, seed=3)
+    back = instances.from_dict(inst.to_dict())
+    assert np.array_equal(back.A, inst.A) and back.k == 2 and back.link.beta == inst.link.beta
+    u = instances.from_dict({"problem": "a2a", "n": 5, "k": 1, "R": 2, "traffic": {"uniform": 3}})
+    assert u.is_uniform and u.A[0, 1] == 3 and u.A[2, 2] == 0 and u.T == 3.0
+
+
+@pytest.mark.parametrize("patch,field", [
+    ({"k": 8}, "k"), ({"n": 1}, "n"), ({"R": -1}, "R"), ({"traffic": {"uniform": 0}}, "traffic.uniform"),
+    ({"traffic": [[1, 1], [1, 0]]}, "traffic"), ({"link": {"T": 0}}, "link.T"),
+    ({"link": {"latency_s": 1}}, "link"), ({"traffic": [[0, 1, 1], [1, 0, 1], [1, 1, 0]]}, "traffic"),
+])
+def test_bad_input_names_the_field(patch, field):
+    d = {"problem": "a2a", "n": 4, "k": 1, "R": 1, "traffic": {"uniform": 1}}
+    d.update(patch)
+    with pytest.raises(InstanceError) as e:
+        instances.from_dict(d)
+    assert e.value.field == field
+
+
+def test_generators_means_and_support():
+    z = generate("zipf", n=8, size_mb=32, seed=1).A
+    off = ~np.eye(8, dtype=bool)
+    assert z[off].mean() == pytest.approx(32e6) and (z[off] > 0).all()
+    assert z[off].max() / z[off].mean() == pytest.approx(3.18, abs=0.01)     # spec 5.2
+    r = generate("random", n=32, size_mb=8, seed=2).A
+    assert r[~np.eye(32, dtype=bool)].min() > 0
+    assert abs(r[~np.eye(32, dtype=bool)].mean() / 8e6 - 1) < 0.05
+    assert np.all(np.diag(r) == 0)
+    ex = generate("example")
+    assert (ex.n, ex.k, ex.R, ex.T) == (8, 1, 7.0, 1.0)
+
+
+def test_checker_accepts_ring_and_recomputes_cost():
+    inst = unit(8, R=7.0)
+    bad, m = check_strategy(inst, ring_strategy(8))
+    assert bad == [] and m["total_cost"] == 35.0 and m["d"] == 1 and m["hop_sum"] == 28
+
+
+def test_checker_rejects_contention():
+    inst = unit(4)
+    st = ring_strategy(4)
+    # merge rounds 1 and 2: flows 0->1 (link 0->1 at hop 1) and 0->2 (link 0->1 at hop 1) contend
+    st.phases[0].rounds[0] = st.phases[0].rounds[0] + st.phases[0].rounds[1]
+    del st.phases[0].rounds[1]
+    bad, _ = check_strategy(inst, st)
+    assert any("contention" in b for b in bad)
+
+
+def test_checker_rejects_bad_topologies_and_missing_flows():
+    inst = unit(4)
+    st = ring_strategy(4)
+    st.phases[0].rounds.pop()                                   # offset 3 never sent
+    assert any("delivered 0" in b for b in check_strategy(inst, st)[0])
+    st = ring_strategy(4)
+    st.phases[0].arcs = np.vstack([st.phases[0].arcs, [[0, 2]]])  # out-degree 2 > k = 1
+    assert any("degree" in b for b in check_strategy(inst, st)[0])
+    st = ring_strategy(4)
+    st.phases[0].rounds[0][0].paths[0] = [0, 2]                 # arc 0->2 not in the ring
+    assert any("not in the phase" in b for b in check_strategy(inst, st)[0])
+    st = ring_strategy(4)
+    st.phases[0].arcs = np.vstack([st.phases[0].arcs[1:], [[0, 0]]])
+    assert any("self-loop" in b for b in check_strategy(inst, st)[0])
+
+
+def test_parallel_circuits_allow_two_flows_on_one_link():
+    inst = A2AInstance(3, 2, 0.0, Link.from_dict({"T": 1.0}),
+                       traffic=[[0, 2, 0], [0, 0, 0], [0, 0, 0]])
+    arcs = np.array([[0, 1], [0, 1]])
+    # flow (0,1) split in two halves, one on each of the two parallel circuits 0->1
+    st = A2AStrategy([Phase(arcs, [[Group(np.array([[0, 1], [0, 1]]), np.array([1.0, 1.0]))]])])
+    bad, m = check_strategy(inst, st)
+    assert bad == [] and m["total_cost"] == 1.0
+    st.phases[0].arcs = arcs[1:]                                # one circuit only: contention
+    assert any("contention" in b for b in check_strategy(inst, st)[0])

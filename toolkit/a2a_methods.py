@@ -1,0 +1,127 @@
+"""The a2a problem type for the command line: methods, checker metrics, bound, generator."""
+from __future__ import annotations
+
+from heuristics.a2a_bounds import lower_bound
+from heuristics.a2a_rdc import FAMILIES, k1_candidate, rdc
+from heuristics.a2a_strategy import direct_round_robin, realize
+from instances.a2a import A2AInstance, check_strategy
+from instances.a2a_workloads import generate
+from toolkit.registry import (Generator, Method, MethodOutput, OptionError, Problem, RunConfig,
+                              register_problem)
+
+MAX_PATH_ENTRIES = 60_000_000   # a materialized strategy larger than this is declined
+
+
+def _order(cfg: RunConfig) -> str:
+    order = cfg.option("order", "greedy")
+    if order not in ("greedy", "seq", "contract"):
+        raise OptionError(f"option order: expected greedy, seq or contract, got {order!r}")
+    return order
+
+
+def _families(cfg: RunConfig) -> tuple:
+    fams = tuple(f for f in cfg.option("families", ",".join(FAMILIES)).split(",") if f)
+    bad = [f for f in fams if f not in FAMILIES]
+    if bad or not fams:
+        raise OptionError(f"option families: expected a comma list of {', '.join(FAMILIES)}")
+    return fams
+
+
+def run_rdc(inst: A2AInstance, cfg: RunConfig) -> MethodOutput:
+    res = rdc(inst, order=_order(cfg), families=_families(cfg),
+              do_relabel=cfg.option("relabel", True), relabel_top=cfg.option("relabel_top", 3),
+              relabel_opts=dict(passes=cfg.option("passes", 2), restarts=cfg.option("restarts", 0),
+                                max_evals=cfg.option("max_evals", 4000), seed=cfg.option("seed", 0)))
+    st = realize(res.best, inst, res.label)
+    st.info.update(d=res.best.d, analytic_cost=res.cost)
+    costs = [r["total_cost"] for r in res.table]
+    return MethodOutput(st, metrics={"family": res.best.family, "analytic_cost": res.cost,
+                                     "candidates": len(costs)})
+
+
+def rdc_applicable(inst: A2AInstance, cfg: RunConfig) -> str | None:
+    n, k = inst.n, inst.k
+    if k >= 2 and n > 256:
+        return f"k >= 2 construction is for n <= 256 (n = {n})"
+    if k == 1 and not inst.is_uniform and n > 256:
+        return f"relabeled k = 1 strategies are built for every d; n = {n} > 256"
+    if k == 1 and n * n * (n - 1) // 2 > MAX_PATH_ENTRIES * 4:
+        return (f"the materialized strategy is too large to check for n = {n}; the per-d costs are "
+                f"in benchmarks/a2a_fig13.py (a2a-fig13)")
+    return None
+
+
+def run_static(inst: A2AInstance, cfg: RunConfig) -> MethodOutput:
+    """Never reconfigure: our d = 1 strategy (base ring / best base of the families)."""
+    if inst.k == 1:
+        cand = k1_candidate(inst.n, [1])
+    else:
+        from heuristics.a2a_rdc import family_candidates
+        from heuristics.a2a_strategy import FlowTable
+
+        cands = [family_candidates(inst.n, inst.k, f)[0] for f in _families(cfg)]
+        cand = min(cands, key=lambda c: FlowTable(c).cost(inst.A, inst.link, inst.R))
+    return MethodOutput(realize(cand, inst), metrics={"family": cand.family})
+
+
+def run_one_hop(inst: A2AInstance, cfg: RunConfig) -> MethodOutput:
+    """Always reconfigure: direct round-robin, ceil((n-1)/k) configurations of 1-hop flows."""
+    return MethodOutput(realize(direct_round_robin(inst.n, inst.k), inst),
+                        metrics={"family": "direct"})
+
+
+def metrics(inst: A2AInstance, sol) -> tuple[list[str], dict]:
+    bad, m = check_strategy(inst, sol)
+    lb = lower_bound(inst)
+    m["lower_bound"] = lb
+    m["ratio_lb"] = m["total_cost"] / lb if lb > 0 else float("inf")
+    return bad, m
+
+
+GEN_PARAMS = {
+    "workload": (str, "uniform", "uniform, random, zipf (spec 5.2) or example (Sec. 2.3)"),
+    "n": (int, 16, "GPUs"),
+    "k": (int, 1, "degree = optical switches"),
+    "R": (float, 1e-5, "per-reconfiguration delay (s; T-units with --T)"),
+    "size_mb": (float, 32.0, "(mean) flow size in MB (in chunks with --T)"),
+    "T": (float, 0.0, "> 0: T-unit mode, tau(S) = T * S with S in chunks"),
+    "bandwidth_gbps": (float, 800.0, "link bandwidth"),
+    "latency_s": (float, 500e-9, "single-hop latency alpha"),
+    "chunk_mb": (float, 4.0, "chunk size (simulator)"),
+    "seed": (int, 0, "random seed (random, zipf)"),
+    "name": (str, "", "instance name (default: derived from the parameters)"),
+}
+
+
+def _methods() -> list[Method]:
+    from toolkit.a2a_methods_extra import EXTRA_METHODS
+
+    return [
+        Method("rdc", "heuristic", run_rdc,
+               "ReconfigureDuringCollective (Sec. 4): shifted rings (k=1), circulant/GenKautz "
+               "contraction (k>=2), every d, cheapest; relabeling for skewed traffic",
+               "order=greedy|seq|contract families=circulant,genkautz relabel=1 relabel_top=3 "
+               "passes=2 restarts=0 max_evals=4000 seed=0", applicable=rdc_applicable),
+        Method("static", "heuristic", run_static,
+               "never reconfigure: our d=1 strategy (ring / best circulant or GenKautz base)",
+               "families=circulant,genkautz"),
+        Method("one-hop", "heuristic", run_one_hop,
+               "always reconfigure: direct round-robin, ceil((n-1)/k) configurations (Fig. 5)"),
+    ] + EXTRA_METHODS
+
+
+register_problem(Problem(
+    name="a2a",
+    summary="all-to-all on reconfigurable photonic interconnects: topology sequence + "
+            "contention-free rounds (Zhou, Addanki, Apostolaki 2026)",
+    check=metrics,
+    objective="total_cost",
+    sense="min",
+    metrics=("total_cost", "lower_bound", "ratio_lb", "d", "n_rounds", "hop_sum",
+             "reconfig_time", "transmission_time", "family", "analytic_cost", "simulated_time"),
+    methods={m.name: m for m in _methods()},
+    default_method="rdc",
+    bound=lower_bound,
+    generator=Generator(generate, GEN_PARAMS),
+))
+

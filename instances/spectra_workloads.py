@@ -188,6 +188,9 @@ def generate(workload: str = "benchmark", n: int = 0, m: int = 16, large: int = 
     """
     if workload not in WORKLOADS:
         raise InstanceError("workload", f"unknown workload {workload!r} ({', '.join(WORKLOADS)})")
+    for f, v in (("tp", tp), ("pp", pp), ("dp", dp)):
+        if workload == "gpt" and v < 1:
+            raise InstanceError(f, f"must be >= 1, got {v}")
     if workload == "gpt" and n not in (0, tp * pp * dp):
         raise InstanceError("n", f"gpt has n = tp*pp*dp = {tp * pp * dp} GPUs, got n={n}")
     n = n or {"moe": 64, "gpt": tp * pp * dp}.get(workload, 100)

@@ -27,6 +27,7 @@ from instances.spectra_workloads import benchmark_matrix, gpt_matrix, moe_matrix
 DELTAS = (0.01, 0.02, 0.04, 0.06, 0.08, 0.10)
 DELTAS_QUICK = (0.01, 0.04, 0.10)
 S_GRID = (2, 4, 8)
+RUNS, QUICK_RUNS = 50, 10      # matrices per point (the paper: 50)
 M_GRID = (4, 8, 12, 16, 20, 24, 28, 32)
 SEED0 = 1000
 N_OF = {"gpt": 32, "moe": 64, "benchmark": 100}
@@ -97,9 +98,13 @@ def _write(name, md, pts, df, png_args, out_dir, group="workload"):
     return [*write_report(out_dir, f"spectra_{name}", md, {f"spectra_{name}.csv": pts}), png]
 
 
-def _delta_fig(name, title, workloads, methods, quick, out_dir, s_grid=S_GRID, noises=(None,),
+def _runs(quick: bool) -> int:
+    return QUICK_RUNS if quick else RUNS
+
+
+def _delta_fig(name, title, workloads, methods, quick, out_dir, s_grid=None, noises=(None,),
                note=""):
-    runs, deltas = (10, DELTAS_QUICK) if quick else (50, DELTAS)
+    runs, deltas, s_grid = _runs(quick), DELTAS_QUICK if quick else DELTAS, s_grid or S_GRID
     df = sweep(workloads, s_grid, deltas, runs, methods, noises)
     keys = ["workload", "noise", "s", "delta"]
     pts = point_means(df, keys)
@@ -141,7 +146,7 @@ def run_fig9(quick=False, out_dir=Path("results")):
 
 
 def run_fig10(quick=False, out_dir=Path("results")):
-    runs = 10 if quick else 50
+    runs = _runs(quick)
     ms = M_GRID[::2] + (32,) if quick else M_GRID
     df = sweep(("benchmark",), (4,), (0.04,), runs, METHODS, ms=ms)
     pts = point_means(df, ["workload", "m", "s", "delta"])
@@ -157,7 +162,7 @@ def run_fig10(quick=False, out_dir=Path("results")):
 
 
 def run_vs_s(quick=False, out_dir=Path("results")):
-    runs = 10 if quick else 50
+    runs = _runs(quick)
     s_grid = (1, 2, 4, 8, 16)
     df = sweep(("gpt", "moe", "benchmark"), s_grid, (0.04,), runs, METHODS)
     pts = point_means(df, ["workload", "delta", "s"])
@@ -177,7 +182,7 @@ def run_fig5(quick=False, out_dir=Path("results")):
     import matplotlib.pyplot as plt
 
     D = matrix("moe", SEED0)
-    runs = 10 if quick else 50
+    runs = _runs(quick)
     stats = []
     for r in range(runs):
         M = matrix("moe", SEED0 + r)
@@ -245,7 +250,7 @@ def run_fig11(quick=False, out_dir=Path("results")):
     fig.tight_layout()
     fig.savefig(png, dpi=110)
     plt.close(fig)
-    md = [f"# Spectra Fig. 11: probability that the sum of k random permutations has degree k", "",
+    md = ["# Spectra Fig. 11: probability that the sum of k random permutations has degree k", "",
           f"Regenerate: `{_cmd('spectra-fig11', quick)}` ({trials} trials per point, seed {SEED0}). "
           f"Machine: {machine()}.", "",
           "Paper: \"the approximation is close\"; \"for n beyond 50, it is highly likely that its "

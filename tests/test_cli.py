@@ -282,3 +282,26 @@ def test_a2a_bad_input_and_exact_model_decline(tmp_path):
     assert code == 0, err
     code, out, err = cli("solve", f, "--method", "exact-k1")
     assert code != 0 and "uniform" in err
+
+
+def test_spectra_ai_workloads_and_comparators_from_the_cli(tmp_path):
+    for wl, n, k in (("gpt", 32, 4), ("moe", 64, 63)):
+        f = tmp_path / f"{wl}.json"
+        code, _, err = cli("generate", "spectra", "--workload", wl, "--switches", 2, "--delay", 0.04,
+                           "--seed", 3, "-o", f)
+        assert code == 0, err
+        data = json.loads(f.read_text())
+        assert len(data["demand"]) == n and data["meta"]["workload"] == wl
+    code, out, err = cli("gap", tmp_path / "gpt.json", "--methods",
+                         "spectra,spectra-eclipse,baseline,baseline-milp", "--backend", "highs",
+                         "--format", "json")
+    assert code == 0, err
+    recs = [json.loads(line) for line in out.splitlines()]
+    assert {r["method"] for r in recs} == {"spectra", "spectra-eclipse", "baseline", "baseline-milp"}
+    for r in recs:
+        assert r["verified"] and r["objective"] >= r["lower_bound"] - 1e-9 and r["degree"] == 4
+    code, _, err = cli("generate", "spectra", "--workload", "gpt", "--n", 20, "-o", tmp_path / "x.json")
+    assert code == 2 and "'n'" in err
+    code, _, err = cli("solve", tmp_path / "gpt.json", "--method", "spectra-eclipse",
+                       "--option", "alpha_search=bogus")
+    assert code == 2 and "alpha_search" in err

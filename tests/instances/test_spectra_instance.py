@@ -89,7 +89,7 @@ def test_benchmark_noise_keeps_support_nonnegative():
 
 def test_generator_rejects_bad_parameters():
     with pytest.raises(InstanceError, match="'n'"):
-        generate("benchmark", n=0)
+        generate("benchmark", n=-1)      # n = 0 is "the workload's size"
     with pytest.raises(InstanceError, match="'workload'"):
         generate("nope")
     with pytest.raises(InstanceError, match="'switches'"):

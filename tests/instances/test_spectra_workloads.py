@@ -1,0 +1,72 @@
+"""Spectra AI workload generators (spec 4.2, 4.3, 8.11): structure, normalization, seeds."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from heuristics.spectra_decompose import degree
+from instances.errors import InstanceError
+from instances.spectra_workloads import (generate, gpt_matrix, gpt_traffic, moe_matrix, moe_traffic,
+                                         sinkhorn)
+
+
+def test_gpt_traffic_structure():
+    """TP ring successor, DP partner, PP neighbours: degree 4, first/last stage rows have 3."""
+    T = gpt_traffic()
+    assert T.shape == (32, 32) and np.all(np.diag(T) == 0)
+    nnz = (T > 0).sum(axis=1)
+    stage = np.arange(32) // 8                      # rank = p*DP*TP + d*TP + t, DP*TP = 8
+    assert set(nnz[(stage == 0) | (stage == 3)]) == {3} and set(nnz[(stage == 1) | (stage == 2)]) == {4}
+    assert (T > 0).sum() == 32 * 2 + 2 * 24           # TP ring + DP ring + PP both ways
+    r = lambda p, d, t: p * 8 + d * 4 + t
+    assert T[r(1, 0, 2), r(1, 0, 3)] > T[r(1, 0, 2), r(1, 1, 2)] > T[r(1, 0, 2), r(2, 0, 2)] > 0
+
+
+def test_gpt_matrix_doubly_stochastic_before_noise_and_seeded():
+    D = gpt_matrix(0.0)
+    assert np.allclose(D.sum(axis=0), 1, atol=1e-9) and np.allclose(D.sum(axis=1), 1, atol=1e-9)
+    assert degree(D) == 4
+    vals = np.sort(np.unique(np.round(D[D > 0], 2)))
+    assert vals[-1] > 0.85 and vals[0] < 0.02        # TP ~0.9, DP ~0.08, PP ~0.01 (spec 4.2)
+    a = generate("gpt", seed=7).demand
+    assert np.array_equal(a, generate("gpt", seed=7).demand)
+    assert not np.array_equal(a, generate("gpt", seed=8).demand)
+    big = D > 0.05                                   # TP and DP entries: never clipped at 0
+    assert np.sqrt(np.mean((a - D)[big] ** 2)) == pytest.approx(0.003, rel=0.25)
+    assert not ((a > 0) & (D == 0)).any()               # noise only on nonzeros (may clip some)
+
+
+def test_moe_matrix_substochastic_dense_and_seeded():
+    D = moe_matrix(rng=np.random.default_rng(3))
+    assert D.shape == (64, 64) and np.all(np.diag(D) == 0)
+    assert max(D.sum(axis=0).max(), D.sum(axis=1).max()) == pytest.approx(1.0)
+    assert D.sum(axis=1).max() < 1                   # rows sub-stochastic, a hot column sums to 1
+    assert degree(D) == 63
+    assert np.array_equal(D, moe_matrix(rng=np.random.default_rng(3)))
+    noisy = moe_matrix(0.01, rng=np.random.default_rng(3))
+    assert (noisy >= 0).all() and degree(noisy) <= 63
+    assert generate("moe").meta["noise"] == 0.0 and generate("gpt").meta["noise"] == 0.003
+
+
+def test_moe_traffic_counts_tokens():
+    T = moe_traffic(n=8, top_k=2, tokens_per_gpu=100, moe_layers=3, local=True,
+                    rng=np.random.default_rng(0))
+    assert T.sum() == 8 * 2 * 100 * 3 and np.array_equal(T, np.round(T))
+    T2 = moe_traffic(n=8, top_k=2, tokens_per_gpu=100, moe_layers=3, include_combine=True,
+                     rng=np.random.default_rng(0))
+    assert np.array_equal(T2, T2.T)
+
+
+def test_sinkhorn_rejects_an_empty_line():
+    with pytest.raises(InstanceError, match="'demand'"):
+        sinkhorn(np.array([[1.0, 0.0], [0.0, 0.0]]))
+
+
+@pytest.mark.parametrize("kw, field", [
+    (dict(workload="gpt", n=20), "'n'"), (dict(workload="moe", top_k=0), "'top_k'"),
+    (dict(workload="moe", noise=-0.1), "'noise'"), (dict(workload="gpt", tp=0), "'tp'"),
+    (dict(workload="moe", pop_sigma=-1.0), "'pop_sigma'"),
+])
+def test_generate_rejects_bad_parameters(kw, field):
+    with pytest.raises(InstanceError, match=field):
+        generate(**kw)

@@ -1,7 +1,9 @@
 """Baselines of the paper (Sec. 5.1), as reconstructed in spec 4.2 (the paper gives one line each).
 
 All pay R per configuration, the initial one included (A2). Every function returns a verified-
-shape :class:`instances.a2a.A2AStrategy`.
+shape :class:`instances.a2a.A2AStrategy`. FAST and DirectConnect may split a flow (BvN
+permutations, MCF paths; A23) and mark their strategies ``info["splittable"]``; MixNet and TopoOpt
+send every flow whole.
 
 * MixNet (static): traffic-aware greedy degree-k topology, connectivity repair by arc swaps,
   one shortest path per flow, generic-SP packing (larger flows first among equal hops).
@@ -172,7 +174,8 @@ def fast(inst) -> A2AStrategy:
                 arcs.append((int(i), int(perm[i])))
                 flows.append(((int(i), int(perm[i])), float(sent[i])))
         phases.append((arcs, [flows]))
-    return _strategy(phases, {"baseline": "fast", "permutations": len(perms)})
+    # an entry's real bytes may be spread over several permutations: split flows (A23)
+    return _strategy(phases, {"baseline": "fast", "permutations": len(perms), "splittable": True})
 
 
 # --------------------------------------------------------------------------- DirectConnect
@@ -208,7 +211,9 @@ def directconnect(inst, topology: str = "genkautz", backend: str = "auto") -> A2
                 ps = [(gen.shortest_paths(gen.reverse_adjacency(n, adj), dist, s, t, 1)[0], A[s, t])]
             items += _round_chunks(ps, float(A[s, t]), chunk)
     info.update(lp_U_units=float(res[0].objective) * chunk)
-    return _strategy([(arcs, _pack_fixed(n, arcs, items))], dict(info, baseline="directconnect"))
+    # the MCF routing may split a flow over several paths (spec A23)
+    return _strategy([(arcs, _pack_fixed(n, arcs, items))],
+                     dict(info, baseline="directconnect", splittable=True))
 
 
 def _round_chunks(ps, total: float, chunk: float) -> list:

@@ -9,7 +9,13 @@
 * :func:`lower_bound` - a valid bound in time units for any instance: for every source s with N_s
   flows, every round containing one of its flows costs >= tau(smallest flow of s) per hop, so
   TotalCost >= min_d [d R + max_s tau_min(s) LB_T(N_s, k, d)]. For uniform traffic this is
-  exactly d R + T LB_T(n-1, k, d) (Theorem 1 for k = 1).
+  exactly d R + T LB_T(n-1, k, d) (Theorem 1 for k = 1). Per d it takes the max with the fluid
+  bound below (stronger on skewed traffic). It assumes unsplittable flows (spec 1.3, A23): a
+  strategy that sends a flow as several smaller pieces can beat it.
+* :func:`fluid_lower_bound` - [OURS] a weaker bound that also holds for split flows (the FAST and
+  DirectConnect baselines): source s starts <= k pieces per round and a round costs >= tau(its
+  largest piece) >= alpha + beta (sum of s's pieces in it) / k, and s needs >= ceil(N_s / k)
+  rounds; so TotalCost >= R + max_s [alpha ceil(N_s / k) + beta (sum_t A[s,t]) / k].
 
 Proof (rigorous form of the paper's, spec 2.2): all flows of a round start at hop 1, so a source
 starts <= k flows per round; a degree-k digraph reaches <= k^j new nodes at distance j, so a
@@ -102,7 +108,21 @@ def lower_bound_curve(inst) -> np.ndarray:
     for N in np.unique(Ns[Ns > 0]):
         lbs = np.asarray(lb_T_all(int(N), k, D), dtype=float)
         curve = np.maximum(curve, tmin[Ns == N].max() * lbs)
+    # the fluid bound holds for whole flows too and is the stronger one on skewed traffic
+    curve = np.maximum(curve, fluid_transmission_bound(inst))
     return inst.R * np.arange(1, D + 1) + curve
+
+
+def fluid_transmission_bound(inst) -> float:
+    """Transmission part of :func:`fluid_lower_bound` (any d; split flows allowed)."""
+    A, k, link = inst.A, inst.k, inst.link
+    Ns = (A > 0).sum(axis=1)
+    return float((link.alpha * np.ceil(Ns / k) + link.beta * A.sum(axis=1) / k).max())
+
+
+def fluid_lower_bound(inst) -> float:
+    """A bound valid for split flows too (module docstring)."""
+    return inst.R + fluid_transmission_bound(inst)
 
 
 def lower_bound(inst) -> float:

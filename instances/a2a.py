@@ -162,7 +162,8 @@ class A2AInstance:
 @dataclass
 class Group:
     """Flows of one round with the same hop count h: ``paths`` (m, h+1) node sequences and the
-    traffic each carries (``size``; the whole flow unless the method splits flows)."""
+    traffic each carries (``size``: the whole flow; a piece of it only in a strategy marked
+    ``info["splittable"]``, spec A23)."""
 
     paths: np.ndarray
     size: np.ndarray
@@ -178,6 +179,8 @@ class Phase:
 class A2AStrategy:
     phases: list[Phase]
     info: dict = field(default_factory=dict)       # method's own description (family, d, ...)
+    # info["splittable"] = True: the method may send a flow as several pieces (the FAST and
+    # DirectConnect baselines, spec 4.2, A23); the checker rejects split flows otherwise.
 
     def to_dict(self) -> dict:
         return {"info": self.info, "phases": [
@@ -222,13 +225,17 @@ def check_strategy(inst: A2AInstance, st: A2AStrategy) -> tuple[list[str], dict]
     Checks (spec 7.9): every topology has out/in-degree <= k (parallel arcs count) and no
     self-loop; every path follows arcs of its phase's topology; in every round no (link, hop
     index) is used more times than the link has circuits (contention-free in the time-expanded
-    graph); every flow with A[s,t] > 0 is delivered in full and nothing else is sent. The cost is
-    recomputed: R * (phases carrying >= 1 round) + sum of round times (spec 1.4, A10).
+    graph); every flow with A[s,t] > 0 is delivered in full, as exactly one piece (flows are
+    unsplittable, spec 1.3, A23) unless ``st.info["splittable"]`` is set, and nothing else is
+    sent. The cost is recomputed: R * (phases carrying >= 1 flow) + sum of round times (spec 1.4,
+    A10); a piece is timed tau(piece size).
     """
     n, k = inst.n, inst.k
     A = inst.A
     bad: list[str] = []
     delivered = np.zeros((n, n))
+    pieces = np.zeros((n, n), dtype=np.int64)
+    splittable = bool(st.info.get("splittable", False))
     transmit = hop_sum = 0.0
     d_eff = rounds = 0
     for i, ph in enumerate(st.phases):
@@ -267,6 +274,7 @@ def check_strategy(inst: A2AInstance, st: A2AStrategy) -> tuple[list[str], dict]
                     continue
                 uses.append((link * STEP + np.arange(h)).ravel())      # (link, step) ids
                 np.add.at(delivered, (P[:, 0], P[:, -1]), S)
+                np.add.at(pieces, (P[:, 0], P[:, -1]), 1)
                 hops.append(np.full(len(P), h))
                 times.append(inst.link.tau(S))
             if not uses:
@@ -283,6 +291,12 @@ def check_strategy(inst: A2AInstance, st: A2AStrategy) -> tuple[list[str], dict]
             rounds += 1
     if np.any(np.diag(delivered) > 0):
         bad.append("a path starts and ends at the same GPU")
+    split = pieces > 1
+    if split.any() and not splittable:
+        s, t = map(int, np.argwhere(split)[0])
+        bad.append(f"flow ({s},{t}) is sent as {pieces[s, t]} pieces: flows are unsplittable "
+                   f"(spec 1.3, A23) unless the strategy is marked splittable "
+                   f"({int(split.sum())} flows split)")
     tol = BYTE_TOL * np.maximum(A, 1.0)
     extra = (A == 0) & (delivered > 0)
     if extra.any():
@@ -295,5 +309,6 @@ def check_strategy(inst: A2AInstance, st: A2AStrategy) -> tuple[list[str], dict]
                    f"({int(miss.sum())} flows wrong)")
     reconf = inst.R * d_eff
     metrics = {"total_cost": reconf + transmit, "reconfig_time": reconf,
-               "transmission_time": transmit, "d": d_eff, "n_rounds": rounds, "hop_sum": hop_sum}
+               "transmission_time": transmit, "d": d_eff, "n_rounds": rounds, "hop_sum": hop_sum,
+               "splittable": splittable}
     return bad, metrics

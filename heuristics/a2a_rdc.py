@@ -32,6 +32,7 @@ class RDCResult:
     label: np.ndarray | None
     cost: float                                   # analytic cost of the chosen strategy
     table: list[dict] = field(default_factory=list)   # one row per candidate (family, d, ...)
+    d: int = 0                                    # topologies carrying traffic (d_eff, A10)
 
 
 @lru_cache(maxsize=64)
@@ -61,14 +62,18 @@ def family_candidates(n: int, k: int, family: str, global_reassign: bool | None 
     raise ValueError(f"unknown family {family!r}")
 
 
-def _row(c: Candidate, n: int, k: int, R: float, transmit: float, cost: float) -> dict:
-    return {"family": c.family, "d": c.d, "hop_sum": c.hop_sum, "rounds": c.n_rounds,
-            "transmission_time": transmit, "total_cost": cost, "lb_T": lb_T(n, k, c.d)}
+def _row(c: Candidate, n: int, k: int, d: int, transmit: float, cost: float) -> dict:
+    return {"family": c.family, "d": d, "hop_sum": c.hop_sum, "rounds": c.n_rounds,
+            "transmission_time": transmit, "total_cost": cost, "lb_T": lb_T(n, k, d)}
 
 
 def rdc(inst, order: str = "greedy", families=FAMILIES, do_relabel: bool = True,
         relabel_top: int = 3, relabel_opts: dict | None = None) -> RDCResult:
-    """ReconfigureDuringCollective on an instance (module docstring)."""
+    """ReconfigureDuringCollective on an instance (module docstring).
+
+    Every candidate is costed as the checker will cost its realization: R * d_eff (topologies
+    that carry traffic under the labeling, A10) + the round times of its flows with traffic.
+    """
     n, k, R = inst.n, inst.k, inst.R
     uniform = inst.is_uniform
     tau = float(inst.link.tau(inst.uniform_size if inst.traffic is None else inst.A[0, 1])) \
@@ -81,7 +86,7 @@ def rdc(inst, order: str = "greedy", families=FAMILIES, do_relabel: bool = True,
         table = [{"family": "ring-shift", "d": dd, "hop_sum": h, "rounds": n - 1,
                   "transmission_time": tau * h, "total_cost": float(c), "lb_T": lb_T(n, 1, dd)}
                  for dd, (h, c) in enumerate(zip(hops, costs), start=1)]
-        return RDCResult(best, None, float(costs[d - 1]), table)
+        return RDCResult(best, None, float(costs[d - 1]), table, best.d)
     if k == 1:
         shifts, _ = k1_curve(n, order)
         cands = [k1_candidate(n, shifts[:d], order) for d in range(1, n)]
@@ -89,20 +94,20 @@ def rdc(inst, order: str = "greedy", families=FAMILIES, do_relabel: bool = True,
         cands = [c for f in tuple(families) + ("direct",) for c in family_candidates(n, k, f)]
     rows, scored = [], []
     for i, c in enumerate(cands):
-        t = tau * c.hop_sum if uniform else FlowTable(c).cost(inst.A, inst.link, R)
-        scored.append((R * c.d + t, i))
-        rows.append(_row(c, n, k, R, t, R * c.d + t))
+        d, t = (c.d, tau * c.hop_sum) if uniform else FlowTable(c).evaluate(inst.A, inst.link)
+        scored.append((R * d + t, d, i))
+        rows.append(_row(c, n, k, d, t, R * d + t))
     scored.sort()
     label = None
-    best_cost, best_i = scored[0]
+    best_cost, best_d, best_i = scored[0]
     if not uniform and do_relabel:
-        for _, i in scored[:max(relabel_top, 1)]:
-            lab, t, _ = relabel(cands[i], inst, **(relabel_opts or {}))
-            c = R * cands[i].d + t
-            rows[i].update(relabeled_transmission_time=t, relabeled_total_cost=c)
+        for _, _, i in scored[:max(relabel_top, 1)]:
+            lab, c, _ = relabel(cands[i], inst, **(relabel_opts or {}))
+            d, t = FlowTable(cands[i]).evaluate(inst.A, inst.link, lab)
+            rows[i].update(relabeled_d=d, relabeled_transmission_time=t, relabeled_total_cost=c)
             if c < best_cost - 1e-15:
-                best_cost, best_i, label = c, i, lab
-    return RDCResult(cands[best_i], label, best_cost, rows)
+                best_cost, best_d, best_i, label = c, d, i, lab
+    return RDCResult(cands[best_i], label, best_cost, rows, best_d)
 
 
 def choose_d_curve(result_rows: list[dict], R_values, tau: float = 1.0) -> list[tuple]:

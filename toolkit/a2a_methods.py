@@ -33,7 +33,7 @@ def run_rdc(inst: A2AInstance, cfg: RunConfig) -> MethodOutput:
               relabel_opts=dict(passes=cfg.option("passes", 2), restarts=cfg.option("restarts", 0),
                                 max_evals=cfg.option("max_evals", 4000), seed=cfg.option("seed", 0)))
     st = realize(res.best, inst, res.label)
-    st.info.update(d=res.best.d, analytic_cost=res.cost)
+    st.info.update(d=res.d, analytic_cost=res.cost)
     costs = [r["total_cost"] for r in res.table]
     return MethodOutput(st, metrics={"family": res.best.family, "analytic_cost": res.cost,
                                      "candidates": len(costs)})

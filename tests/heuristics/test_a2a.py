@@ -193,3 +193,47 @@ def test_lower_bound_curve_is_per_d_valid():
     curve = lower_bound_curve(inst)
     for c in family_candidates(16, 2, "circulant"):
         assert cost(inst, realize(c, inst)) >= curve[c.d - 1] - 1e-12
+
+
+SPARSE_6 = [[0, 0, 3, 4, 0, 0], [0, 0, 0, 0, 0, 2], [0, 3, 0, 0, 0, 0], [0, 0, 2, 0, 0, 0],
+            [0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0]]
+
+
+def sparse_instance(n, k, p, seed, R=2.0):
+    rng = np.random.default_rng(seed)
+    A = (rng.random((n, n)) < p) * rng.integers(1, 5, (n, n)).astype(float)
+    np.fill_diagonal(A, 0)
+    A[0, 1] = max(A[0, 1], 1.0)                      # at least one flow
+    return A2AInstance(n, k, R, Link.from_dict({"T": 1.0}), traffic=A)
+
+
+def test_sparse_traffic_rdc_pays_only_topologies_that_carry_traffic():
+    """Review D2: with sparse traffic a labeling can empty topologies; rdc must choose d on the
+    cost the checker recomputes (R d_eff + transmission), and report exactly that cost."""
+    inst = A2AInstance(6, 1, 2.0, Link.from_dict({"T": 1.0}), traffic=SPARSE_6)
+    res = rdc(inst)
+    bad, m = check_strategy(inst, realize(res.best, inst, res.label))
+    assert bad == [] and res.cost == m["total_cost"] == 11.0 and res.d == m["d"] == 2
+    for n, k, p, seed in ((6, 1, 0.1, 0), (8, 2, 0.1, 1), (8, 2, 0.3, 2), (9, 3, 0.2, 3), (7, 1, 0.4, 4)):
+        inst = sparse_instance(n, k, p, seed)
+        res = rdc(inst)
+        bad, m = check_strategy(inst, realize(res.best, inst, res.label))
+        assert bad == [] and res.cost == pytest.approx(m["total_cost"]) and res.d == m["d"]
+        assert res.cost >= lower_bound(inst) - 1e-12
+        curve = lower_bound_curve(inst)        # per d_eff (constant in transmission beyond its end)
+        for row in res.table:
+            d = row["d"]
+            tx_lb = curve[min(d, len(curve)) - 1] - inst.R * min(d, len(curve))
+            assert row["total_cost"] >= inst.R * d + tx_lb - 1e-12
+
+
+def test_figure_pipeline_on_sparse_traffic_matches_the_checker():
+    import benchmarks.a2a_figs as figs
+
+    inst = A2AInstance(6, 1, 0.0, Link.from_dict({"T": 1.0}), traffic=SPARSE_6)
+    ev = figs.evaluate(inst, R_grid=np.array([0.0, 1.0, 2.0, 10.0]))
+    assert any(d < ev["cands"][c].d for d, c in zip(ev["d"], ev["line_cand"]))   # emptied topologies
+    for i in range(len(ev["d"])):
+        figs.our_strategy(inst, ev, i)      # asserts checker d_eff and transmission == the line's
+    rows = figs.setting_rows(inst, ev, 2.0, sim=False)
+    assert rows[0]["cost"] == 11.0 and rows[0]["d"] == 2

@@ -236,7 +236,21 @@ def _round_chunks(ps, total: float, chunk: float) -> list:
 
 
 # --------------------------------------------------------------------------------- TopoOpt
+def topoopt_declines(n: int, k: int) -> str | None:
+    """Why TopoOpt cannot be built, or None: it needs k distinct shifts coprime to n (TotientPerms:
+    1 and k - 1 more in 2..n-1); e.g. n = 6 has only 1 and 5, so k >= 3 is impossible."""
+    coprime = sum(1 for c in range(2, n) if gcd(c, n) == 1)
+    if coprime < k - 1:
+        return (f"TopoOpt needs k = {k} distinct shifts coprime to n = {n} (TotientPerms); "
+                f"Z_{n} has only {coprime + 1}")
+    return None
+
+
 def topoopt_shifts(n: int, k: int) -> list[int]:
+    """p_1 = 1, p_j = the unused shift coprime to n nearest n^((j-1)/k) (ties: smaller; spec 4.2)."""
+    reason = topoopt_declines(n, k)
+    if reason:
+        raise ValueError(reason)
     shifts = [1]
     for j in range(2, k + 1):
         target = n ** ((j - 1) / k)

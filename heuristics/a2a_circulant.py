@@ -19,6 +19,7 @@ all sources x), so a round holds <= k paths automatically. Rules [spec, OURS]:
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import combinations
 from math import gcd
 
@@ -123,6 +124,7 @@ def canonical(n: int, G) -> tuple:
     return min(tuple(sorted((u * g) % n for g in G)) for u in units)
 
 
+@lru_cache(maxsize=32)
 def best_base(n: int, k: int, max_sets: int = 5000) -> tuple[tuple, int]:
     """Base generator set minimizing the d = 1 schedule cost (rule 3): (G, cost).
 

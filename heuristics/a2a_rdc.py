@@ -62,6 +62,17 @@ def family_candidates(n: int, k: int, family: str, global_reassign: bool | None 
     raise ValueError(f"unknown family {family!r}")
 
 
+def base_candidate(n: int, k: int, family: str) -> Candidate:
+    """The d = 1 candidate of a k >= 2 family (without building the contraction chain)."""
+    if family == "circulant":
+        G0, _ = circ.best_base(n, k)
+        return circ.to_candidate(n, [(G0, circ.pack(n, G0, range(1, n), k))])
+    if family == "genkautz":
+        arcs = gen.genkautz(n, k)
+        return gen.to_candidate([(arcs, gen.sp_schedule(n, arcs))], "genkautz")
+    raise ValueError(f"unknown family {family!r}")
+
+
 def _row(c: Candidate, n: int, k: int, d: int, transmit: float, cost: float) -> dict:
     return {"family": c.family, "d": d, "hop_sum": c.hop_sum, "rounds": c.n_rounds,
             "transmission_time": transmit, "total_cost": cost, "lb_T": lb_T(n, k, d)}

@@ -59,6 +59,11 @@ class Link:
         if not isinstance(d, dict):
             raise InstanceError("link", "must be an object: {\"T\": ...} or {\"bandwidth_gbps\", "
                                         "\"latency_s\", \"chunk_bytes\"}")
+        known = ("T",) if "T" in d else ("bandwidth_gbps", "latency_s", "chunk_bytes")
+        for key in d:
+            if key not in known:
+                raise InstanceError(f"link.{key}", f"unknown field (this link form takes "
+                                                   f"{', '.join(known)})")
         if "T" in d:
             T = _number("link.T", d["T"], strict=True)
             return cls(0.0, T, 1.0, {"T": T})
@@ -132,8 +137,13 @@ class A2AInstance:
         A = self.A
         return float(self.link.tau(A[A > 0].min()))
 
+    FIELDS = ("problem", "format", "name", "n", "k", "R", "link", "traffic", "meta")
+
     @classmethod
     def from_dict(cls, d: dict) -> "A2AInstance":
+        for key in d:
+            if key not in cls.FIELDS:
+                raise InstanceError(str(key), f"unknown field (known: {', '.join(cls.FIELDS)})")
         tr = require(d, "traffic", (list, dict))
         if isinstance(tr, dict):
             if set(tr) != {"uniform"}:

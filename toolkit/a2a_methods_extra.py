@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from heuristics.a2a_baselines import BASELINES
+from heuristics.a2a_baselines import BASELINES, topoopt_declines
 from heuristics.a2a_bounds import d_max
 from heuristics.a2a_rdc import family_candidates, k1_candidate
 from heuristics.a2a_strategy import realize
@@ -140,6 +140,12 @@ def run_pack_ilp(inst, cfg: RunConfig) -> MethodOutput:
                                                   "heuristic_hop_sum": cand.hop_sum})
 
 
+def k2_declines(inst, cfg):
+    from toolkit.a2a_methods import k2_declines as declines
+
+    return declines(inst, cfg)
+
+
 def _baseline(name):
     def run(inst, cfg: RunConfig) -> MethodOutput:
         st = BASELINES[name](inst)
@@ -171,7 +177,9 @@ EXTRA_METHODS = [
     Method("directconnect-gk", "heuristic", _baseline("directconnect-gk"),
            "baseline DirectConnect, GenKautz + G5 MCF LP routing (spec 4.2)"),
     Method("directconnect-circulant", "heuristic", _baseline("directconnect-circulant"),
-           "baseline DirectConnect, circulant + G5 MCF LP routing (spec 4.2)"),
+           "baseline DirectConnect, circulant + G5 MCF LP routing (spec 4.2)",
+           "max_n=64 max_base_sets=5000 (k >= 2)", applicable=lambda i, c: k2_declines(i, c)),
     Method("topoopt", "heuristic", _baseline("topoopt"),
-           "baseline TopoOpt (shifted coprime rings, one shortest path; spec 4.2)"),
+           "baseline TopoOpt (shifted coprime rings, one shortest path; spec 4.2)",
+           applicable=lambda inst, cfg: topoopt_declines(inst.n, inst.k)),
 ]

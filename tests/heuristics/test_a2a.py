@@ -237,3 +237,32 @@ def test_figure_pipeline_on_sparse_traffic_matches_the_checker():
         figs.our_strategy(inst, ev, i)      # asserts checker d_eff and transmission == the line's
     rows = figs.setting_rows(inst, ev, 2.0, sim=False)
     assert rows[0]["cost"] == 11.0 and rows[0]["d"] == 2
+
+
+def test_topoopt_declines_when_too_few_coprime_shifts():
+    from heuristics.a2a_baselines import topoopt, topoopt_declines
+
+    for n, k in ((4, 3), (6, 3), (6, 4), (6, 5), (8, 5), (8, 7), (9, 7), (10, 5), (10, 9)):
+        reason = topoopt_declines(n, k)
+        assert reason and "coprime" in reason
+        with pytest.raises(ValueError, match="coprime"):
+            topoopt(unit(n, k))
+    for n in range(3, 13):                 # wherever it is built, it verifies
+        for k in range(1, n):
+            if topoopt_declines(n, k) is None:
+                shifts = topoopt_shifts(n, k)
+                assert len(set(shifts)) == k and all(np.gcd(s, n) == 1 for s in shifts)
+                cost(unit(n, k), topoopt(unit(n, k)))
+
+
+def test_k2_size_cap_declines_large_base_searches():
+    from toolkit.a2a_methods import rdc_applicable, static_applicable
+    from toolkit.registry import RunConfig
+
+    cfg = RunConfig()
+    assert rdc_applicable(unit(64, 2), cfg) is None and static_applicable(unit(33, 3), cfg) is None
+    assert "n <= 64" in rdc_applicable(unit(65, 2), cfg)
+    assert "C(23, 4)" in rdc_applicable(unit(24, 4), cfg)          # 8855 base sets
+    assert rdc_applicable(unit(24, 4), RunConfig(options={"max_base_sets": "10000"})) is None
+    assert "C(127, 2)" in rdc_applicable(unit(128, 2), RunConfig(options={"max_n": "128"}))
+    assert rdc_applicable(unit(128, 1), cfg) is None                 # k = 1 is not capped here

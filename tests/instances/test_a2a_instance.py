@@ -34,12 +34,23 @@ def test_roundtrip_and_uniform_form():
     ({"k": 8}, "k"), ({"n": 1}, "n"), ({"R": -1}, "R"), ({"traffic": {"uniform": 0}}, "traffic.uniform"),
     ({"traffic": [[1, 1], [1, 0]]}, "traffic"), ({"link": {"T": 0}}, "link.T"),
     ({"link": {"latency_s": 1}}, "link"), ({"traffic": [[0, 1, 1], [1, 0, 1], [1, 1, 0]]}, "traffic"),
+    ({"bogus": 3}, "bogus"), ({"link": {"T": 1, "latency_s": 0}}, "link.latency_s"),
+    ({"link": {"bandwidth_gbps": 800, "T0": 1}}, "link.T0"),
 ])
 def test_bad_input_names_the_field(patch, field):
     d = {"problem": "a2a", "n": 4, "k": 1, "R": 1, "traffic": {"uniform": 1}}
     d.update(patch)
     with pytest.raises(InstanceError) as e:
         instances.from_dict(d)
+    assert e.value.field == field
+
+
+@pytest.mark.parametrize("kw,field", [({"seed": -3}, "seed"), ({"T": -1.0}, "T"),
+                                      ({"size_mb": 0.0}, "size_mb"), ({"n": 1}, "n"),
+                                      ({"workload": "pareto"}, "workload")])
+def test_generator_rejects_bad_parameters(kw, field):
+    with pytest.raises(InstanceError) as e:
+        generate(**{"workload": "zipf", **kw})
     assert e.value.field == field
 
 

@@ -27,21 +27,15 @@ from scipy.sparse.csgraph import connected_components, maximum_bipartite_matchin
 from heuristics import a2a_circulant as circ
 from heuristics import a2a_general as gen
 from heuristics.a2a_strategy import realize
-from instances.a2a import A2AStrategy, Group, Phase
+from instances.a2a import A2AStrategy, Group, Phase, by_hops
 
 
 def _strategy(phases_sized, info) -> A2AStrategy:
     """[(arcs, [[(path, size), ...] per round])] -> A2AStrategy (groups by hop count)."""
     phases = []
     for arcs, rounds in phases_sized:
-        rs = []
-        for r in rounds:
-            by_h: dict[int, list] = {}
-            for p, sz in r:
-                by_h.setdefault(len(p), []).append((p, sz))
-            rs.append([Group(np.asarray([p for p, _ in v], dtype=np.int64),
-                             np.asarray([sz for _, sz in v], dtype=float))
-                       for _, v in sorted(by_h.items())])
+        rs = [[Group(P, S) for P, S in by_hops([p for p, _ in r], [sz for _, sz in r])]
+              for r in rounds if r]
         if rs:
             phases.append(Phase(np.asarray(arcs, dtype=np.int64).reshape(-1, 2), rs))
     return A2AStrategy(phases, info)

@@ -31,7 +31,11 @@ import numpy as np
 
 def thm1_lb_T(n: int, d: int) -> int:
     """Theorem 1 transmission part (units of T) for n GPUs, k = 1, d topologies."""
-    N = n - 1
+    return thm1_N(n - 1, d)
+
+
+def thm1_N(N: int, d: int) -> int:
+    """Theorem 1 for a source with N flows: d q (q+1) / 2 + u (q+1), (q, u) = divmod(N, d)."""
     q, u = divmod(N, d)
     return d * q * (q + 1) // 2 + u * (q + 1)
 
@@ -60,7 +64,7 @@ def _C(N: int, k: int) -> tuple:
 def lb_T_all(N: int, k: int, dmax: int) -> tuple:
     """LB_T(N, k, d) for d = 1..dmax (index d-1), by the O(d N^2) DP of spec 2.4 (numpy)."""
     if k == 1:
-        return tuple(_thm1_N(N, d) for d in range(1, dmax + 1))
+        return tuple(thm1_N(N, d) for d in range(1, dmax + 1))
     return dp_bound(N, k, dmax)
 
 
@@ -76,11 +80,6 @@ def dp_bound(N: int, k: int, dmax: int) -> tuple:
         f = (f[None, :] + cost_j).min(axis=1)
         out.append(int(f[N]))
     return tuple(out)
-
-
-def _thm1_N(N: int, d: int) -> int:
-    q, u = divmod(N, d)
-    return d * q * (q + 1) // 2 + u * (q + 1)
 
 
 def lb_T(n: int, k: int, d: int) -> int:

@@ -7,7 +7,11 @@ keep the cheapest (ties: family order circulant, genkautz, direct; then smaller 
 * k = 1: base ring + shifted rings (``heuristics.a2a_k1``), nested shift order, all d = 1..n-1.
   For uniform traffic the per-d cost is R d + T * (prefix hop sum), computed without building
   any schedule (n = 4096 over all d in seconds); only the chosen d is materialized.
-* k >= 2: circulant (best base + contraction) and GenKautz (repaired + fill contraction).
+* k >= 2: circulant (best base + contraction) and GenKautz (repaired + greedy b-matching fill),
+  plus direct round-robin.
+
+Candidates are costed as the checker costs their realization: R * d_eff (topologies carrying
+traffic, A10) + round times, so sparse traffic that empties a topology does not pay for it.
 """
 from __future__ import annotations
 
@@ -106,13 +110,13 @@ def rdc(inst, order: str = "greedy", families=FAMILIES, do_relabel: bool = True,
     rows, scored = [], []
     for i, c in enumerate(cands):
         d, t = (c.d, tau * c.hop_sum) if uniform else FlowTable(c).evaluate(inst.A, inst.link)
-        scored.append((R * d + t, d, i))
+        scored.append((R * d + t, i, d))          # ties: family order, then smaller d (A11)
         rows.append(_row(c, n, k, d, t, R * d + t))
     scored.sort()
     label = None
-    best_cost, best_d, best_i = scored[0]
+    best_cost, best_i, best_d = scored[0]
     if not uniform and do_relabel:
-        for _, _, i in scored[:max(relabel_top, 1)]:
+        for _, i, _ in scored[:max(relabel_top, 1)]:
             lab, c, _ = relabel(cands[i], inst, **(relabel_opts or {}))
             d, t = FlowTable(cands[i]).evaluate(inst.A, inst.link, lab)
             rows[i].update(relabeled_d=d, relabeled_transmission_time=t, relabeled_total_cost=c)

@@ -201,22 +201,62 @@ class A2AStrategy:
 
     @classmethod
     def from_dict(cls, d: dict) -> "A2AStrategy":
+        """Inverse of :meth:`to_dict`; node ids must be integers and arcs pairs (InstanceError)."""
         phases = []
-        for p in d["phases"]:
+        for i, p in enumerate(d["phases"]):
             rounds = []
-            for r in p["rounds"]:
-                by_len: dict[int, list] = {}
-                for f in r:
-                    by_len.setdefault(len(f["path"]), []).append(f)
-                rounds.append([Group(np.asarray([f["path"] for f in fs], dtype=np.int64),
-                                     np.asarray([f["size"] for f in fs], dtype=float))
-                               for _, fs in sorted(by_len.items())])
-            phases.append(Phase(np.asarray(p["arcs"], dtype=np.int64).reshape(-1, 2), rounds))
+            for j, r in enumerate(p["rounds"]):
+                paths = [_int_array(f"phases[{i}].rounds[{j}][{m}].path", f["path"], 1)
+                         for m, f in enumerate(r)]
+                rounds.append([Group(P, S) for P, S in
+                               by_hops(paths, [float(f["size"]) for f in r])])
+            arcs = _int_array(f"phases[{i}].arcs", p["arcs"], 2) if len(p["arcs"]) else \
+                np.zeros((0, 2), dtype=np.int64)
+            if arcs.shape[1] != 2:
+                raise InstanceError(f"phases[{i}].arcs", f"must be [u, v] pairs, got rows of "
+                                                         f"{arcs.shape[1]}")
+            phases.append(Phase(arcs, rounds))
         return cls(phases, dict(d.get("info", {})))
 
     @property
     def n_rounds(self) -> int:
         return sum(len(p.rounds) for p in self.phases)
+
+
+def _int_array(field_: str, value, ndim: int) -> np.ndarray:
+    """An integer array of the given dimension from JSON lists (no silent float truncation)."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InstanceError(field_, "must be numbers") from None
+    if arr.ndim != ndim or not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+        raise InstanceError(field_, f"must be a {ndim}-D array of integer node ids, got {short(value)}")
+    return arr.astype(np.int64)
+
+
+def by_hops(paths, sizes=None) -> list[tuple[np.ndarray, np.ndarray | None]]:
+    """Group paths by hop count, fewest hops first: [(paths (m, h+1) int64, sizes (m,) or None)].
+
+    ``paths``: node sequences (h+1,) or blocks of them (m, h+1); ``sizes``: one size per sequence
+    or one array per block (None for abstract candidates). The one grouping used by every
+    construction, model and file reader (a round's groups, spec 1.3)."""
+    by_len: dict[int, list] = {}
+    for m, p in enumerate(paths):
+        B = np.atleast_2d(np.asarray(p, dtype=np.int64))
+        S = None if sizes is None else np.atleast_1d(np.asarray(sizes[m], dtype=float))
+        by_len.setdefault(B.shape[1], []).append((B, S))
+    return [(np.concatenate([B for B, _ in v]),
+             None if sizes is None else np.concatenate([S for _, S in v]))
+            for _, v in sorted(by_len.items())]
+
+
+def arc_multiplicity(arcs) -> dict[tuple[int, int], int]:
+    """{(u, v): number of parallel circuits u -> v} of a topology's arc list."""
+    mult: dict[tuple[int, int], int] = {}
+    for u, v in np.asarray(arcs, dtype=np.int64).reshape(-1, 2):
+        key = (int(u), int(v))
+        mult[key] = mult.get(key, 0) + 1
+    return mult
 
 
 def round_time(hops: np.ndarray, times: np.ndarray) -> float:
@@ -249,7 +289,12 @@ def check_strategy(inst: A2AInstance, st: A2AStrategy) -> tuple[list[str], dict]
     transmit = hop_sum = 0.0
     d_eff = rounds = 0
     for i, ph in enumerate(st.phases):
-        arcs = np.asarray(ph.arcs, dtype=np.int64).reshape(-1, 2)
+        arcs = np.asarray(ph.arcs, dtype=np.int64)
+        if arcs.size == 0:
+            arcs = arcs.reshape(0, 2)
+        if arcs.ndim != 2 or arcs.shape[1] != 2:
+            bad.append(f"phase {i}: arcs must be an (m, 2) array of [u, v], got shape {arcs.shape}")
+            continue
         if arcs.size and (arcs.min() < 0 or arcs.max() >= n):
             bad.append(f"phase {i}: arc endpoint out of range [0, {n})")
             continue
@@ -268,8 +313,10 @@ def check_strategy(inst: A2AInstance, st: A2AStrategy) -> tuple[list[str], dict]
             for g in r:
                 P = np.asarray(g.paths, dtype=np.int64)
                 S = np.asarray(g.size, dtype=float)
-                if P.ndim != 2 or P.shape[1] < 2 or len(S) != len(P):
+                if P.ndim != 2 or P.shape[1] < 2 or S.ndim != 1 or len(S) != len(P):
                     bad.append(f"{where}: malformed path group")
+                    continue
+                if len(P) == 0:                   # an empty group sends nothing
                     continue
                 if P.min() < 0 or P.max() >= n:
                     bad.append(f"{where}: node out of range")

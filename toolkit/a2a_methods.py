@@ -129,7 +129,8 @@ GEN_PARAMS = {
 
 
 def _methods() -> list[Method]:
-    from toolkit.a2a_methods_extra import EXTRA_METHODS
+    from toolkit.a2a_baseline_methods import BASELINE_METHODS
+    from toolkit.a2a_model_methods import MODEL_METHODS
 
     return [
         Method("rdc", "heuristic", run_rdc,
@@ -144,7 +145,7 @@ def _methods() -> list[Method]:
                applicable=static_applicable),
         Method("one-hop", "heuristic", run_one_hop,
                "always reconfigure: direct round-robin, ceil((n-1)/k) configurations (Fig. 5)"),
-    ] + EXTRA_METHODS
+    ] + MODEL_METHODS + BASELINE_METHODS
 
 
 register_problem(Problem(

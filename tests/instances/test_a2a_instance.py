@@ -139,3 +139,44 @@ def test_checker_rejects_split_flows_unless_marked_splittable():
     # a whole flow sent twice (two full copies) is still wrong, splittable or not
     st.phases[0].rounds[0][0].size[:] = 1.0
     assert any("delivered 2" in b for b in check_strategy(inst, st)[0])
+
+
+def test_checker_and_reader_robustness():
+    """Review D4: empty groups, non-integer node ids in files, arcs that are not pairs."""
+    inst = unit(4)
+    st = ring_strategy(4)
+    st.phases[0].rounds[0].append(Group(np.zeros((0, 3), dtype=int), np.zeros(0)))
+    bad, m = check_strategy(inst, st)
+    assert bad == [] and m["total_cost"] == 7.0                    # an empty group sends nothing
+    back = A2AStrategy.from_dict(ring_strategy(4).to_dict())
+    assert check_strategy(inst, back) == check_strategy(inst, ring_strategy(4))
+    d = ring_strategy(4).to_dict()
+    d["phases"][0]["rounds"][0][0]["path"] = [0, 1.9]
+    with pytest.raises(InstanceError, match="integer"):
+        A2AStrategy.from_dict(d)
+    d = ring_strategy(4).to_dict()
+    d["phases"][0]["arcs"] = [[0, 1, 2], [1, 2, 3]]
+    with pytest.raises(InstanceError, match="pairs"):
+        A2AStrategy.from_dict(d)
+    st = ring_strategy(4)
+    st.phases[0].arcs = np.array([[0, 1, 2], [1, 2, 3]])
+    assert any("(m, 2)" in b for b in check_strategy(inst, st)[0])
+
+
+def test_checker_rejects_in_degree_alone_unrequested_flows_and_loops():
+    inst = unit(4)
+    st = ring_strategy(4)
+    st.phases[0].arcs = np.array([[0, 1], [2, 1], [1, 3], [3, 0]])  # in(1) = 2, every out <= 1
+    bad = check_strategy(inst, st)[0]
+    assert any("degree exceeds" in b and "max out 1, max in 2" in b for b in bad)
+    sparse = A2AInstance(4, 1, 1.0, Link.from_dict({"T": 1.0}),
+                         traffic=[[0, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]])
+    u = np.arange(4)
+    arcs = np.stack([u, (u + 1) % 4], 1)
+    ok = A2AStrategy([Phase(arcs, [[Group(np.array([[0, 1]]), np.array([1.0]))]])])
+    assert check_strategy(sparse, ok)[0] == []
+    extra = A2AStrategy([Phase(arcs, [[Group(np.array([[0, 1], [1, 2]]), np.array([1.0, 1.0]))]])])
+    assert any("(1,2) has no traffic but is sent" in b for b in check_strategy(sparse, extra)[0])
+    loop = A2AStrategy([Phase(arcs, [[Group(np.array([[0, 1]]), np.array([1.0]))],
+                                     [Group(np.array([[0, 1, 2, 3, 0]]), np.array([1.0]))]])])
+    assert any("starts and ends at the same GPU" in b for b in check_strategy(sparse, loop)[0])

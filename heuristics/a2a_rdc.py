@@ -22,7 +22,7 @@ import numpy as np
 
 from heuristics import a2a_circulant as circ
 from heuristics import a2a_general as gen
-from heuristics.a2a_bounds import d_max, lb_T
+from heuristics.a2a_bounds import lb_T
 from heuristics.a2a_k1 import ORDERS, k1_phases, prefix_costs
 from heuristics.a2a_relabel import relabel
 from heuristics.a2a_strategy import Candidate, FlowTable, direct_round_robin
@@ -123,16 +123,3 @@ def rdc(inst, order: str = "greedy", families=FAMILIES, do_relabel: bool = True,
             if c < best_cost - 1e-15:
                 best_cost, best_d, best_i, label = c, d, i, lab
     return RDCResult(cands[best_i], label, best_cost, rows, best_d)
-
-
-def choose_d_curve(result_rows: list[dict], R_values, tau: float = 1.0) -> list[tuple]:
-    """For each R: (R, chosen family, d, cost) from uniform hop sums (spec 3.6, test 7.11)."""
-    out = []
-    for R in R_values:
-        best = min(result_rows, key=lambda r: (R * r["d"] + tau * r["hop_sum"], r["d"]))
-        out.append((R, best["family"], best["d"], R * best["d"] + tau * best["hop_sum"]))
-    return out
-
-
-def d_range(n: int, k: int) -> range:
-    return range(1, d_max(n, k) + 1)

@@ -4,8 +4,11 @@ Protocol (spec 5.3, interpretation A): every strategy's cost is linear in R (d R
 so each method is built once; ours(R) = min over our candidates (family, d) of d R + t (t with
 relabeling for skewed traffic, applied to every candidate chosen somewhere on the R grid), and the
 baselines use the same R. R* maximizes 1 - ours / best baseline over R in {0} U logspace(1e-9, 1 s,
-10/decade); all bars are reported at R*. Analytic costs come from the independent checker; the
-"sim" columns re-time the same strategies with the chunk-level simulator (spec 5.4) at R*.
+10/decade); all bars are reported at R*. Every reported strategy (ours at R*, and every baseline)
+is built and verified by the independent checker, and the analytic cost columns are the checker's
+R d_eff + transmission (our candidates are ranked on the grid by the same cost computed without
+building them, and the chosen one must match the checker exactly). The "sim" columns re-time the
+same strategies with the chunk-level simulator (spec 5.4) at R*.
 Link: 800 Gb/s, 500 ns, 4 MB chunks; MB = 1e6 B. MixNet is not shown for Uniform (as in the paper).
 
 Run: python solve.py reproduce a2a-fig11|a2a-fig12|a2a-fig14 [--quick]
@@ -38,18 +41,25 @@ def our_candidates(n: int, k: int) -> list:
 
 
 def evaluate(inst, R_grid=R_GRID, max_evals: int = 2000) -> dict:
-    """Ours and every baseline as (d, transmission) lines, ours relabeled where it matters."""
+    """Ours and every baseline as (d_eff, transmission) lines, ours relabeled where it matters.
+
+    Our lines: every candidate under the identity labeling, plus a relabeled copy of every
+    candidate chosen somewhere on the R grid (relabeling minimizes transmission, R = 0). d_eff
+    counts the topologies that carry traffic under the labeling (A10), as the checker does.
+    Baselines are built once and verified by the independent checker (at R = 0 their cost is
+    their transmission; d is the checker's d_eff).
+    """
     A, link = inst.A, inst.link
     cands = our_candidates(inst.n, inst.k)
-    ds = np.array([c.d for c in cands], dtype=float)
-    tx = np.array([FlowTable(c).cost(A, link, 0.0) for c in cands])
-    labels: dict = {}
+    lines = [(i, None) + FlowTable(c).evaluate(A, link) for i, c in enumerate(cands)]
     if not inst.is_uniform:
+        ds = np.array([ln[2] for ln in lines], dtype=float)
+        tx = np.array([ln[3] for ln in lines])
         picks = {int(np.argmin(ds * R + tx)) for R in R_grid}
         for i in sorted(picks):
-            lab, t, _ = relabel(cands[i], inst, max_evals=max_evals)
+            lab, t, _ = relabel(cands[i], inst, max_evals=max_evals, R=0.0)
             if t < tx[i]:
-                tx[i], labels[i] = t, lab
+                lines.append((i, lab) + FlowTable(cands[i]).evaluate(A, link, lab))
     base = {}
     for name, fn in BASELINES.items():
         if name == "mixnet" and inst.is_uniform:
@@ -58,13 +68,27 @@ def evaluate(inst, R_grid=R_GRID, max_evals: int = 2000) -> dict:
         bad, m = check_strategy(inst, st)
         assert not bad, (name, bad[:2])
         base[name] = (m["d"], m["transmission_time"], st)
-    return {"cands": cands, "d": ds, "tx": tx, "labels": labels, "base": base}
+    return {"cands": cands, "line_cand": [ln[0] for ln in lines],
+            "labels": [ln[1] for ln in lines], "d": np.array([ln[2] for ln in lines], dtype=float),
+            "tx": np.array([ln[3] for ln in lines]), "base": base}
 
 
 def at_R(ev: dict, R: float) -> tuple[float, int]:
+    """(our analytic cost at R, index of the line attaining it)."""
     c = ev["d"] * R + ev["tx"]
     i = int(np.argmin(c))
     return float(c[i]), i
+
+
+def our_strategy(inst, ev: dict, i: int):
+    """Line i realized on the instance and verified by the independent checker, whose cost at
+    R = 0 (the instance's R) must equal the line's (d_eff, transmission)."""
+    st = realize(ev["cands"][ev["line_cand"][i]], inst, ev["labels"][i])
+    bad, m = check_strategy(inst, st)
+    assert not bad, bad[:2]
+    assert m["d"] == ev["d"][i] and np.isclose(m["transmission_time"], ev["tx"][i], rtol=1e-9), \
+        (m["d"], ev["d"][i], m["transmission_time"], ev["tx"][i])
+    return st, m
 
 
 def best_R(ev: dict, R_grid=R_GRID) -> float:
@@ -77,11 +101,13 @@ def best_R(ev: dict, R_grid=R_GRID) -> float:
 
 
 def setting_rows(inst, ev: dict, R: float, sim: bool = True) -> list[dict]:
-    ours, i = at_R(ev, R)
-    cand = ev["cands"][i]
-    st = realize(cand, inst, ev["labels"].get(i))
-    rows = [{"method": "ours", "family": cand.family, "d": cand.d, "cost": ours,
-             "sim": R * cand.d + simulate(inst, st)["transmission"] if sim else np.nan}]
+    """All bars at R: cost = R d_eff + transmission, both from the independent checker."""
+    _, i = at_R(ev, R)
+    cand = ev["cands"][ev["line_cand"][i]]
+    st, m = our_strategy(inst, ev, i)
+    rows = [{"method": "ours", "family": cand.family, "d": m["d"],
+             "cost": R * m["d"] + m["transmission_time"],
+             "sim": R * m["d"] + simulate(inst, st)["transmission"] if sim else np.nan}]
     for name, (d, t, st) in ev["base"].items():
         rows.append({"method": name, "family": name, "d": d, "cost": d * R + t,
                      "sim": d * R + simulate(inst, st)["transmission"] if sim else np.nan})
@@ -119,6 +145,12 @@ def _summary(df: pd.DataFrame, keys) -> pd.DataFrame:
         sim_reduction=("sim_reduction", "mean")).reset_index()
 
 
+def _breakdown(summ: pd.DataFrame, key: str) -> str:
+    """'value: analytic% / sim%' averages of the reductions per value of ``key``."""
+    return ", ".join(f"{key}={v}: {100 * g.reduction.mean():.1f}% / {100 * g.sim_reduction.mean():.1f}%"
+                     for v, g in summ.groupby(key))
+
+
 def _md(title, cmd, quick, summ, paper_avg, notes, seeds):
     return [f"# {title}", "", f"Regenerate: `{cmd}{' --quick' if quick else ''}` "
             f"(seeds {list(seeds)} for Random/Zipf). Machine: {machine()}.", "",
@@ -134,11 +166,18 @@ def run_fig11(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
     configs = [(n, k, wl, 32.0) for n in (8, 16, 32, 64) for k in (1, 2) for wl in WORKLOADS]
     df = _grid(configs, seeds, sim=True)
     summ = _summary(df, ["n", "k", "workload"])
-    wins = summ[summ.reduction < 0]
+    wins = summ[(summ.reduction < 0) | (summ.sim_reduction < 0)]
+    close = summ.loc[summ.sim_reduction.idxmin()]
+    fast = df[(df.method == "fast") & (df.n == 8) & (df.k == 2) & (df.workload != "uniform")]
     notes = ["Paper's named exceptions: MixNet beats ours at (n=64, k=2, Zipf); FAST at (n=8, k=2, "
-             f"Zipf). Settings where a baseline beats ours here: "
-             f"{', '.join(f'({r.n},{r.k},{r.workload}: {r.best_baseline})' for r in wins.itertuples()) or 'none'}.",
-             "", "All bars per setting are in a2a_fig11.csv (column `cost` analytic, `sim` simulated; "
+             f"Zipf). Settings where a baseline beats ours here (analytic or chunk-sim): "
+             f"{', '.join(f'({r.n},{r.k},{r.workload}: {r.best_baseline})' for r in wins.itertuples()) or 'none'}; "
+             f"the smallest chunk-sim reduction is {100 * close.sim_reduction:.1f}% at "
+             f"(n={close.n}, k={close.k}, {close.workload}).", "",
+             "Average reduction (analytic / chunk-sim) by workload: " + _breakdown(summ, "workload") +
+             "; by k: " + _breakdown(summ, "k") + "; by n: " + _breakdown(summ, "n") + ".", "",
+             f"FAST configurations at n=8, k=2 on Random/Zipf: {int(fast.d.min())}-{int(fast.d.max())} "
+             f"(ceil((n-1)/k) = 4).", "", "All bars per setting are in a2a_fig11.csv (column `cost` analytic, `sim` simulated; "
              "seconds). Differences from the paper: htsim is replaced by the spec 5.4 chunk simulator, "
              "the baselines are the spec 4.2 reconstructions, R* comes from our R grid, and the "
              "reduction is averaged over our seeds; the paper's bar heights are not given in the text.", ""]
@@ -152,9 +191,16 @@ def run_fig12(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
     configs = [(16, k, wl, s) for k in (1, 2) for wl in WORKLOADS for s in (8.0, 16.0, 32.0, 64.0)]
     df = _grid(configs, seeds, sim=True)
     summ = _summary(df, ["k", "workload", "size_mb"])
-    notes = ["Paper: \"the improvement persists as flows grow\". Per-size averages here: " +
-             ", ".join(f"{s:g} MB {100 * g.reduction.mean():.1f}%" for s, g in summ.groupby("size_mb")) +
-             ".", "", "Bars in a2a_fig12.csv.", ""]
+    trend = "; ".join(
+        f"k={k} {wl}: " + " -> ".join(f"{100 * r.sim_reduction:.1f}%" for r in g.sort_values("size_mb").itertuples())
+        for (k, wl), g in summ.groupby(["k", "workload"]))
+    notes = ["Paper: \"the improvement persists as flows grow\". Per-size averages here (analytic / "
+             "chunk-sim): " + _breakdown(summ, "size_mb") + ". The analytic reduction is nearly "
+             "size-invariant by construction: with alpha negligible every method's transmission time "
+             "scales with the flow size and R* scales with it, so the ratio barely moves; only the "
+             "chunk-sim reduction can show a size trend. "
+             "Chunk-sim reduction from 8 to 64 MB per (k, workload): " + trend + ".", "",
+             "Bars in a2a_fig12.csv.", ""]
     md = _md("a2a Fig. 12: completion time across flow sizes (n = 16)",
              "python solve.py reproduce a2a-fig12", quick, summ, "47.35%", notes, seeds)
     return write_report(out_dir, "a2a_fig12", md, {"a2a_fig12.csv": df, "a2a_fig12_summary.csv": summ})
@@ -168,10 +214,15 @@ def run_fig14(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
         for k in (1, 2):
             inst = generate("random", n=n, k=k, R=0.0, size_mb=size, seed=0)
             ev = evaluate(inst, R_grid=Rs)
+            checked = {}
             for R in Rs:
-                ours, i = at_R(ev, R)
-                recs.append(dict(n=n, size_mb=size, k=k, R=R, method="ours", d=ev["cands"][i].d,
-                                 family=ev["cands"][i].family, cost=ours))
+                _, i = at_R(ev, R)
+                if i not in checked:
+                    checked[i] = our_strategy(inst, ev, i)[1]
+                m = checked[i]
+                recs.append(dict(n=n, size_mb=size, k=k, R=R, method="ours", d=m["d"],
+                                 family=ev["cands"][ev["line_cand"][i]].family,
+                                 cost=R * m["d"] + m["transmission_time"]))
                 for name, (d, t, _) in ev["base"].items():
                     recs.append(dict(n=n, size_mb=size, k=k, R=R, method=name, d=d, family=name,
                                      cost=d * R + t))
@@ -191,7 +242,9 @@ def run_fig14(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
              "; ".join(f"n={a}, {b:g} MB, k={c}: {v:.2g} s" for (a, b, c), v in static_at.items()) +
              " (paper: the transition to static happens earlier for k = 2, and earlier for smaller "
              "flows and smaller n).", "",
-             "Analytic costs only (the chunk-sim re-timing is in Figs. 11/12); all methods and R in "
+             "Analytic costs only (the chunk-sim re-timing is in Figs. 11/12). Every strategy of ours "
+             "chosen on the R grid is built and verified by the independent checker, and its d (d_eff) "
+             "and cost are the checker's; the baselines are verified once. All methods and R in "
              "a2a_fig14.csv, plot a2a_fig14.png.", ""]
     md = ["# a2a Fig. 14: chosen d and completion time vs R (Random workload)", "",
           f"Regenerate: `python solve.py reproduce a2a-fig14{' --quick' if quick else ''}`. "

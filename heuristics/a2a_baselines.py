@@ -1,7 +1,9 @@
 """Baselines of the paper (Sec. 5.1), as reconstructed in spec 4.2 (the paper gives one line each).
 
 All pay R per configuration, the initial one included (A2). Every function returns a verified-
-shape :class:`instances.a2a.A2AStrategy`.
+shape :class:`instances.a2a.A2AStrategy`. FAST and DirectConnect may split a flow (BvN
+permutations, MCF paths; A23) and mark their strategies ``info["splittable"]``; MixNet and TopoOpt
+send every flow whole.
 
 * MixNet (static): traffic-aware greedy degree-k topology, connectivity repair by arc swaps,
   one shortest path per flow, generic-SP packing (larger flows first among equal hops).
@@ -25,21 +27,15 @@ from scipy.sparse.csgraph import connected_components, maximum_bipartite_matchin
 from heuristics import a2a_circulant as circ
 from heuristics import a2a_general as gen
 from heuristics.a2a_strategy import realize
-from instances.a2a import A2AStrategy, Group, Phase
+from instances.a2a import A2AStrategy, Group, Phase, by_hops
 
 
 def _strategy(phases_sized, info) -> A2AStrategy:
     """[(arcs, [[(path, size), ...] per round])] -> A2AStrategy (groups by hop count)."""
     phases = []
     for arcs, rounds in phases_sized:
-        rs = []
-        for r in rounds:
-            by_h: dict[int, list] = {}
-            for p, sz in r:
-                by_h.setdefault(len(p), []).append((p, sz))
-            rs.append([Group(np.asarray([p for p, _ in v], dtype=np.int64),
-                             np.asarray([sz for _, sz in v], dtype=float))
-                       for _, v in sorted(by_h.items())])
+        rs = [[Group(P, S) for P, S in by_hops([p for p, _ in r], [sz for _, sz in r])]
+              for r in rounds if r]
         if rs:
             phases.append(Phase(np.asarray(arcs, dtype=np.int64).reshape(-1, 2), rs))
     return A2AStrategy(phases, info)
@@ -172,7 +168,8 @@ def fast(inst) -> A2AStrategy:
                 arcs.append((int(i), int(perm[i])))
                 flows.append(((int(i), int(perm[i])), float(sent[i])))
         phases.append((arcs, [flows]))
-    return _strategy(phases, {"baseline": "fast", "permutations": len(perms)})
+    # an entry's real bytes may be spread over several permutations: split flows (A23)
+    return _strategy(phases, {"baseline": "fast", "permutations": len(perms), "splittable": True})
 
 
 # --------------------------------------------------------------------------- DirectConnect
@@ -208,7 +205,9 @@ def directconnect(inst, topology: str = "genkautz", backend: str = "auto") -> A2
                 ps = [(gen.shortest_paths(gen.reverse_adjacency(n, adj), dist, s, t, 1)[0], A[s, t])]
             items += _round_chunks(ps, float(A[s, t]), chunk)
     info.update(lp_U_units=float(res[0].objective) * chunk)
-    return _strategy([(arcs, _pack_fixed(n, arcs, items))], dict(info, baseline="directconnect"))
+    # the MCF routing may split a flow over several paths (spec A23)
+    return _strategy([(arcs, _pack_fixed(n, arcs, items))],
+                     dict(info, baseline="directconnect", splittable=True))
 
 
 def _round_chunks(ps, total: float, chunk: float) -> list:
@@ -231,7 +230,21 @@ def _round_chunks(ps, total: float, chunk: float) -> list:
 
 
 # --------------------------------------------------------------------------------- TopoOpt
+def topoopt_declines(n: int, k: int) -> str | None:
+    """Why TopoOpt cannot be built, or None: it needs k distinct shifts coprime to n (TotientPerms:
+    1 and k - 1 more in 2..n-1); e.g. n = 6 has only 1 and 5, so k >= 3 is impossible."""
+    coprime = sum(1 for c in range(2, n) if gcd(c, n) == 1)
+    if coprime < k - 1:
+        return (f"TopoOpt needs k = {k} distinct shifts coprime to n = {n} (TotientPerms); "
+                f"Z_{n} has only {coprime + 1}")
+    return None
+
+
 def topoopt_shifts(n: int, k: int) -> list[int]:
+    """p_1 = 1, p_j = the unused shift coprime to n nearest n^((j-1)/k) (ties: smaller; spec 4.2)."""
+    reason = topoopt_declines(n, k)
+    if reason:
+        raise ValueError(reason)
     shifts = [1]
     for j in range(2, k + 1):
         target = n ** ((j - 1) / k)

@@ -9,7 +9,13 @@
 * :func:`lower_bound` - a valid bound in time units for any instance: for every source s with N_s
   flows, every round containing one of its flows costs >= tau(smallest flow of s) per hop, so
   TotalCost >= min_d [d R + max_s tau_min(s) LB_T(N_s, k, d)]. For uniform traffic this is
-  exactly d R + T LB_T(n-1, k, d) (Theorem 1 for k = 1).
+  exactly d R + T LB_T(n-1, k, d) (Theorem 1 for k = 1). Per d it takes the max with the fluid
+  bound below (stronger on skewed traffic). It assumes unsplittable flows (spec 1.3, A23): a
+  strategy that sends a flow as several smaller pieces can beat it.
+* :func:`fluid_lower_bound` - [OURS] a weaker bound that also holds for split flows (the FAST and
+  DirectConnect baselines): source s starts <= k pieces per round and a round costs >= tau(its
+  largest piece) >= alpha + beta (sum of s's pieces in it) / k, and s needs >= ceil(N_s / k)
+  rounds; so TotalCost >= R + max_s [alpha ceil(N_s / k) + beta (sum_t A[s,t]) / k].
 
 Proof (rigorous form of the paper's, spec 2.2): all flows of a round start at hop 1, so a source
 starts <= k flows per round; a degree-k digraph reaches <= k^j new nodes at distance j, so a
@@ -25,7 +31,11 @@ import numpy as np
 
 def thm1_lb_T(n: int, d: int) -> int:
     """Theorem 1 transmission part (units of T) for n GPUs, k = 1, d topologies."""
-    N = n - 1
+    return thm1_N(n - 1, d)
+
+
+def thm1_N(N: int, d: int) -> int:
+    """Theorem 1 for a source with N flows: d q (q+1) / 2 + u (q+1), (q, u) = divmod(N, d)."""
     q, u = divmod(N, d)
     return d * q * (q + 1) // 2 + u * (q + 1)
 
@@ -54,7 +64,7 @@ def _C(N: int, k: int) -> tuple:
 def lb_T_all(N: int, k: int, dmax: int) -> tuple:
     """LB_T(N, k, d) for d = 1..dmax (index d-1), by the O(d N^2) DP of spec 2.4 (numpy)."""
     if k == 1:
-        return tuple(_thm1_N(N, d) for d in range(1, dmax + 1))
+        return tuple(thm1_N(N, d) for d in range(1, dmax + 1))
     return dp_bound(N, k, dmax)
 
 
@@ -70,11 +80,6 @@ def dp_bound(N: int, k: int, dmax: int) -> tuple:
         f = (f[None, :] + cost_j).min(axis=1)
         out.append(int(f[N]))
     return tuple(out)
-
-
-def _thm1_N(N: int, d: int) -> int:
-    q, u = divmod(N, d)
-    return d * q * (q + 1) // 2 + u * (q + 1)
 
 
 def lb_T(n: int, k: int, d: int) -> int:
@@ -102,7 +107,21 @@ def lower_bound_curve(inst) -> np.ndarray:
     for N in np.unique(Ns[Ns > 0]):
         lbs = np.asarray(lb_T_all(int(N), k, D), dtype=float)
         curve = np.maximum(curve, tmin[Ns == N].max() * lbs)
+    # the fluid bound holds for whole flows too and is the stronger one on skewed traffic
+    curve = np.maximum(curve, fluid_transmission_bound(inst))
     return inst.R * np.arange(1, D + 1) + curve
+
+
+def fluid_transmission_bound(inst) -> float:
+    """Transmission part of :func:`fluid_lower_bound` (any d; split flows allowed)."""
+    A, k, link = inst.A, inst.k, inst.link
+    Ns = (A > 0).sum(axis=1)
+    return float((link.alpha * np.ceil(Ns / k) + link.beta * A.sum(axis=1) / k).max())
+
+
+def fluid_lower_bound(inst) -> float:
+    """A bound valid for split flows too (module docstring)."""
+    return inst.R + fluid_transmission_bound(inst)
 
 
 def lower_bound(inst) -> float:

@@ -19,12 +19,14 @@ all sources x), so a round holds <= k paths automatically. Rules [spec, OURS]:
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import combinations
 from math import gcd
 
 import numpy as np
 
 from heuristics.a2a_strategy import Candidate
+from instances.a2a import by_hops
 
 SEQ_CAP = 64
 
@@ -123,6 +125,7 @@ def canonical(n: int, G) -> tuple:
     return min(tuple(sorted((u * g) % n for g in G)) for u in units)
 
 
+@lru_cache(maxsize=32)
 def best_base(n: int, k: int, max_sets: int = 5000) -> tuple[tuple, int]:
     """Base generator set minimizing the d = 1 schedule cost (rule 3): (G, cost).
 
@@ -192,10 +195,8 @@ def to_candidate(n: int, state, family: str = "circulant") -> Candidate:
         arcs = np.concatenate([np.stack([u, (u + g) % n], 1) for g in G])
         out = []
         for r in rounds:
-            by_h: dict[int, list] = {}
-            for _, seq in r:
-                steps = np.r_[0, np.cumsum([G[j] for j in seq])]
-                by_h.setdefault(len(seq), []).append((u[:, None] + steps[None, :]) % n)
-            out.append([np.concatenate(v) for _, v in sorted(by_h.items())])
+            blocks = [(u[:, None] + np.r_[0, np.cumsum([G[j] for j in seq])][None, :]) % n
+                      for _, seq in r]
+            out.append([P for P, _ in by_hops(blocks)])
         phases.append((arcs, out))
     return Candidate(family, phases, {"generators": [list(map(int, G)) for G, r in state if r]})

@@ -12,7 +12,8 @@ The s-shifted ring is the permutation i -> i+s (mod n). Given shifts S = (s_1 = 
 Shift orders (the paper only says "prioritize using a n-1 shift", A6):
 GREEDY (default, nested: s_1 = 1, s_2 = n-1, then the largest reduction; ties to gcd(s, n) = 1,
 then the smallest s), SEQ (1, n-1, 2, 3, ..., n-2; Fig. 13 calibration), CONTRACT (the offset
-with the current largest hop count). PMEDIAN (exact in-family, G1) is in ``models/a2a_pmedian.py``.
+with the current largest hop count). PMEDIAN (exact in-family, G1) is ``build_pmedian`` in
+``models/a2a_milp.py``.
 """
 from __future__ import annotations
 

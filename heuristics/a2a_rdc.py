@@ -7,7 +7,11 @@ keep the cheapest (ties: family order circulant, genkautz, direct; then smaller 
 * k = 1: base ring + shifted rings (``heuristics.a2a_k1``), nested shift order, all d = 1..n-1.
   For uniform traffic the per-d cost is R d + T * (prefix hop sum), computed without building
   any schedule (n = 4096 over all d in seconds); only the chosen d is materialized.
-* k >= 2: circulant (best base + contraction) and GenKautz (repaired + fill contraction).
+* k >= 2: circulant (best base + contraction) and GenKautz (repaired + greedy b-matching fill),
+  plus direct round-robin.
+
+Candidates are costed as the checker costs their realization: R * d_eff (topologies carrying
+traffic, A10) + round times, so sparse traffic that empties a topology does not pay for it.
 """
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ import numpy as np
 
 from heuristics import a2a_circulant as circ
 from heuristics import a2a_general as gen
-from heuristics.a2a_bounds import d_max, lb_T
+from heuristics.a2a_bounds import lb_T
 from heuristics.a2a_k1 import ORDERS, k1_phases, prefix_costs
 from heuristics.a2a_relabel import relabel
 from heuristics.a2a_strategy import Candidate, FlowTable, direct_round_robin
@@ -32,6 +36,7 @@ class RDCResult:
     label: np.ndarray | None
     cost: float                                   # analytic cost of the chosen strategy
     table: list[dict] = field(default_factory=list)   # one row per candidate (family, d, ...)
+    d: int = 0                                    # topologies carrying traffic (d_eff, A10)
 
 
 @lru_cache(maxsize=64)
@@ -61,14 +66,29 @@ def family_candidates(n: int, k: int, family: str, global_reassign: bool | None 
     raise ValueError(f"unknown family {family!r}")
 
 
-def _row(c: Candidate, n: int, k: int, R: float, transmit: float, cost: float) -> dict:
-    return {"family": c.family, "d": c.d, "hop_sum": c.hop_sum, "rounds": c.n_rounds,
-            "transmission_time": transmit, "total_cost": cost, "lb_T": lb_T(n, k, c.d)}
+def base_candidate(n: int, k: int, family: str) -> Candidate:
+    """The d = 1 candidate of a k >= 2 family (without building the contraction chain)."""
+    if family == "circulant":
+        G0, _ = circ.best_base(n, k)
+        return circ.to_candidate(n, [(G0, circ.pack(n, G0, range(1, n), k))])
+    if family == "genkautz":
+        arcs = gen.genkautz(n, k)
+        return gen.to_candidate([(arcs, gen.sp_schedule(n, arcs))], "genkautz")
+    raise ValueError(f"unknown family {family!r}")
+
+
+def _row(c: Candidate, n: int, k: int, d: int, transmit: float, cost: float) -> dict:
+    return {"family": c.family, "d": d, "hop_sum": c.hop_sum, "rounds": c.n_rounds,
+            "transmission_time": transmit, "total_cost": cost, "lb_T": lb_T(n, k, d)}
 
 
 def rdc(inst, order: str = "greedy", families=FAMILIES, do_relabel: bool = True,
         relabel_top: int = 3, relabel_opts: dict | None = None) -> RDCResult:
-    """ReconfigureDuringCollective on an instance (module docstring)."""
+    """ReconfigureDuringCollective on an instance (module docstring).
+
+    Every candidate is costed as the checker will cost its realization: R * d_eff (topologies
+    that carry traffic under the labeling, A10) + the round times of its flows with traffic.
+    """
     n, k, R = inst.n, inst.k, inst.R
     uniform = inst.is_uniform
     tau = float(inst.link.tau(inst.uniform_size if inst.traffic is None else inst.A[0, 1])) \
@@ -81,7 +101,7 @@ def rdc(inst, order: str = "greedy", families=FAMILIES, do_relabel: bool = True,
         table = [{"family": "ring-shift", "d": dd, "hop_sum": h, "rounds": n - 1,
                   "transmission_time": tau * h, "total_cost": float(c), "lb_T": lb_T(n, 1, dd)}
                  for dd, (h, c) in enumerate(zip(hops, costs), start=1)]
-        return RDCResult(best, None, float(costs[d - 1]), table)
+        return RDCResult(best, None, float(costs[d - 1]), table, best.d)
     if k == 1:
         shifts, _ = k1_curve(n, order)
         cands = [k1_candidate(n, shifts[:d], order) for d in range(1, n)]
@@ -89,30 +109,17 @@ def rdc(inst, order: str = "greedy", families=FAMILIES, do_relabel: bool = True,
         cands = [c for f in tuple(families) + ("direct",) for c in family_candidates(n, k, f)]
     rows, scored = [], []
     for i, c in enumerate(cands):
-        t = tau * c.hop_sum if uniform else FlowTable(c).cost(inst.A, inst.link, R)
-        scored.append((R * c.d + t, i))
-        rows.append(_row(c, n, k, R, t, R * c.d + t))
+        d, t = (c.d, tau * c.hop_sum) if uniform else FlowTable(c).evaluate(inst.A, inst.link)
+        scored.append((R * d + t, i, d))          # ties: family order, then smaller d (A11)
+        rows.append(_row(c, n, k, d, t, R * d + t))
     scored.sort()
     label = None
-    best_cost, best_i = scored[0]
+    best_cost, best_i, best_d = scored[0]
     if not uniform and do_relabel:
-        for _, i in scored[:max(relabel_top, 1)]:
-            lab, t, _ = relabel(cands[i], inst, **(relabel_opts or {}))
-            c = R * cands[i].d + t
-            rows[i].update(relabeled_transmission_time=t, relabeled_total_cost=c)
+        for _, i, _ in scored[:max(relabel_top, 1)]:
+            lab, c, _ = relabel(cands[i], inst, **(relabel_opts or {}))
+            d, t = FlowTable(cands[i]).evaluate(inst.A, inst.link, lab)
+            rows[i].update(relabeled_d=d, relabeled_transmission_time=t, relabeled_total_cost=c)
             if c < best_cost - 1e-15:
-                best_cost, best_i, label = c, i, lab
-    return RDCResult(cands[best_i], label, best_cost, rows)
-
-
-def choose_d_curve(result_rows: list[dict], R_values, tau: float = 1.0) -> list[tuple]:
-    """For each R: (R, chosen family, d, cost) from uniform hop sums (spec 3.6, test 7.11)."""
-    out = []
-    for R in R_values:
-        best = min(result_rows, key=lambda r: (R * r["d"] + tau * r["hop_sum"], r["d"]))
-        out.append((R, best["family"], best["d"], R * best["d"] + tau * best["hop_sum"]))
-    return out
-
-
-def d_range(n: int, k: int) -> range:
-    return range(1, d_max(n, k) + 1)
+                best_cost, best_d, best_i, label = c, d, i, lab
+    return RDCResult(cands[best_i], label, best_cost, rows, best_d)

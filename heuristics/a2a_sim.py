@@ -15,6 +15,8 @@ import heapq
 
 import numpy as np
 
+from instances.a2a import arc_multiplicity
+
 
 def _run_flows(paths: list, sizes: list, link, mult: dict) -> float:
     """Makespan of a set of flows starting together at time 0."""
@@ -75,9 +77,7 @@ def simulate(inst, strategy, barrier: bool = True) -> dict:
         if not ph.rounds:
             continue
         d += 1
-        mult: dict = {}
-        for u, v in np.asarray(ph.arcs).reshape(-1, 2):
-            mult[(int(u), int(v))] = mult.get((int(u), int(v)), 0) + 1
+        mult = arc_multiplicity(ph.arcs)
         batches = ph.rounds if barrier else [[g for r in ph.rounds for g in r]]
         for r in batches:
             paths = [tuple(int(x) for x in p) for g in r for p in g.paths]

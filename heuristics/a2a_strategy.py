@@ -36,34 +36,46 @@ class Candidate:
 
 
 class FlowTable:
-    """All (round, src, dst, hops) of a candidate, for fast cost evaluation under a labeling."""
+    """All (phase, round, src, dst, hops) of a candidate, for fast cost evaluation under a labeling.
+
+    The cost is the checker's (spec 1.4, A10): R times the number of phases that carry at least
+    one flow with traffic under the labeling (d_eff; realize drops the others) plus the sum of
+    round times, where a flow with no traffic takes no time.
+    """
 
     def __init__(self, cand: Candidate):
-        src, dst, hop, rid = [], [], [], []
+        src, dst, hop, rid, pid = [], [], [], [], []
         r = 0
-        for _, rounds in cand.phases:
+        for i, (_, rounds) in enumerate(cand.phases):
             for rd in rounds:
                 for P in rd:
-                    src.append(P[:, 0]); dst.append(P[:, -1])
+                    src.append(P[:, 0]); dst.append(P[:, -1]); pid.append(np.full(len(P), i))
                     hop.append(np.full(len(P), P.shape[1] - 1)); rid.append(np.full(len(P), r))
                 r += 1
-        self.n_rounds = r
-        src, dst, hop, rid = (np.concatenate(x) for x in (src, dst, hop, rid))
+        self.n_rounds, self.n_phases = r, len(cand.phases)
+        src, dst, hop, rid, pid = (np.concatenate(x) for x in (src, dst, hop, rid, pid))
         self.H = int(hop.max())
         key = rid * (self.H + 1) + hop
         order = np.argsort(key, kind="stable")
-        self.src, self.dst, key = src[order], dst[order], key[order]
+        self.src, self.dst, self.pid, key = src[order], dst[order], pid[order], key[order]
         self.starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
         self.cells = key[self.starts]                  # (round, hop) cells with flows
 
-    def cost(self, A: np.ndarray, link, R: float, label: np.ndarray | None = None) -> float:
-        """Spec 1.4 cost: R * (used topologies are accounted by the caller) + sum of round times."""
+    def evaluate(self, A: np.ndarray, link, label: np.ndarray | None = None) -> tuple[int, float]:
+        """(d_eff, transmission time) under ``label`` (position -> GPU; identity if None)."""
         S = A[self.src, self.dst] if label is None else A[label[self.src], label[self.dst]]
-        t = np.where(S > 0, link.tau(S), 0.0)
+        live = S > 0
+        t = np.where(live, link.tau(S), 0.0)
         gmax = np.maximum.reduceat(t, self.starts)
         grid = np.zeros((self.n_rounds, self.H + 1))
         grid.flat[self.cells] = gmax
-        return float(np.maximum.accumulate(grid[:, ::-1], axis=1)[:, ::-1][:, 1:].sum())
+        d_eff = int(np.count_nonzero(np.bincount(self.pid[live], minlength=self.n_phases)))
+        return d_eff, float(np.maximum.accumulate(grid[:, ::-1], axis=1)[:, ::-1][:, 1:].sum())
+
+    def cost(self, A: np.ndarray, link, R: float, label: np.ndarray | None = None) -> float:
+        """Spec 1.4 total cost R * d_eff + sum of round times (what the checker recomputes)."""
+        d_eff, t = self.evaluate(A, link, label)
+        return R * d_eff + t
 
 
 def realize(cand: Candidate, inst, label: np.ndarray | None = None) -> A2AStrategy:

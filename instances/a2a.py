@@ -59,6 +59,11 @@ class Link:
         if not isinstance(d, dict):
             raise InstanceError("link", "must be an object: {\"T\": ...} or {\"bandwidth_gbps\", "
                                         "\"latency_s\", \"chunk_bytes\"}")
+        known = ("T",) if "T" in d else ("bandwidth_gbps", "latency_s", "chunk_bytes")
+        for key in d:
+            if key not in known:
+                raise InstanceError(f"link.{key}", f"unknown field (this link form takes "
+                                                   f"{', '.join(known)})")
         if "T" in d:
             T = _number("link.T", d["T"], strict=True)
             return cls(0.0, T, 1.0, {"T": T})
@@ -132,8 +137,13 @@ class A2AInstance:
         A = self.A
         return float(self.link.tau(A[A > 0].min()))
 
+    FIELDS = ("problem", "format", "name", "n", "k", "R", "link", "traffic", "meta")
+
     @classmethod
     def from_dict(cls, d: dict) -> "A2AInstance":
+        for key in d:
+            if key not in cls.FIELDS:
+                raise InstanceError(str(key), f"unknown field (known: {', '.join(cls.FIELDS)})")
         tr = require(d, "traffic", (list, dict))
         if isinstance(tr, dict):
             if set(tr) != {"uniform"}:
@@ -162,7 +172,8 @@ class A2AInstance:
 @dataclass
 class Group:
     """Flows of one round with the same hop count h: ``paths`` (m, h+1) node sequences and the
-    traffic each carries (``size``; the whole flow unless the method splits flows)."""
+    traffic each carries (``size``: the whole flow; a piece of it only in a strategy marked
+    ``info["splittable"]``, spec A23)."""
 
     paths: np.ndarray
     size: np.ndarray
@@ -178,6 +189,8 @@ class Phase:
 class A2AStrategy:
     phases: list[Phase]
     info: dict = field(default_factory=dict)       # method's own description (family, d, ...)
+    # info["splittable"] = True: the method may send a flow as several pieces (the FAST and
+    # DirectConnect baselines, spec 4.2, A23); the checker rejects split flows otherwise.
 
     def to_dict(self) -> dict:
         return {"info": self.info, "phases": [
@@ -188,22 +201,62 @@ class A2AStrategy:
 
     @classmethod
     def from_dict(cls, d: dict) -> "A2AStrategy":
+        """Inverse of :meth:`to_dict`; node ids must be integers and arcs pairs (InstanceError)."""
         phases = []
-        for p in d["phases"]:
+        for i, p in enumerate(d["phases"]):
             rounds = []
-            for r in p["rounds"]:
-                by_len: dict[int, list] = {}
-                for f in r:
-                    by_len.setdefault(len(f["path"]), []).append(f)
-                rounds.append([Group(np.asarray([f["path"] for f in fs], dtype=np.int64),
-                                     np.asarray([f["size"] for f in fs], dtype=float))
-                               for _, fs in sorted(by_len.items())])
-            phases.append(Phase(np.asarray(p["arcs"], dtype=np.int64).reshape(-1, 2), rounds))
+            for j, r in enumerate(p["rounds"]):
+                paths = [_int_array(f"phases[{i}].rounds[{j}][{m}].path", f["path"], 1)
+                         for m, f in enumerate(r)]
+                rounds.append([Group(P, S) for P, S in
+                               by_hops(paths, [float(f["size"]) for f in r])])
+            arcs = _int_array(f"phases[{i}].arcs", p["arcs"], 2) if len(p["arcs"]) else \
+                np.zeros((0, 2), dtype=np.int64)
+            if arcs.shape[1] != 2:
+                raise InstanceError(f"phases[{i}].arcs", f"must be [u, v] pairs, got rows of "
+                                                         f"{arcs.shape[1]}")
+            phases.append(Phase(arcs, rounds))
         return cls(phases, dict(d.get("info", {})))
 
     @property
     def n_rounds(self) -> int:
         return sum(len(p.rounds) for p in self.phases)
+
+
+def _int_array(field_: str, value, ndim: int) -> np.ndarray:
+    """An integer array of the given dimension from JSON lists (no silent float truncation)."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InstanceError(field_, "must be numbers") from None
+    if arr.ndim != ndim or not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+        raise InstanceError(field_, f"must be a {ndim}-D array of integer node ids, got {short(value)}")
+    return arr.astype(np.int64)
+
+
+def by_hops(paths, sizes=None) -> list[tuple[np.ndarray, np.ndarray | None]]:
+    """Group paths by hop count, fewest hops first: [(paths (m, h+1) int64, sizes (m,) or None)].
+
+    ``paths``: node sequences (h+1,) or blocks of them (m, h+1); ``sizes``: one size per sequence
+    or one array per block (None for abstract candidates). The one grouping used by every
+    construction, model and file reader (a round's groups, spec 1.3)."""
+    by_len: dict[int, list] = {}
+    for m, p in enumerate(paths):
+        B = np.atleast_2d(np.asarray(p, dtype=np.int64))
+        S = None if sizes is None else np.atleast_1d(np.asarray(sizes[m], dtype=float))
+        by_len.setdefault(B.shape[1], []).append((B, S))
+    return [(np.concatenate([B for B, _ in v]),
+             None if sizes is None else np.concatenate([S for _, S in v]))
+            for _, v in sorted(by_len.items())]
+
+
+def arc_multiplicity(arcs) -> dict[tuple[int, int], int]:
+    """{(u, v): number of parallel circuits u -> v} of a topology's arc list."""
+    mult: dict[tuple[int, int], int] = {}
+    for u, v in np.asarray(arcs, dtype=np.int64).reshape(-1, 2):
+        key = (int(u), int(v))
+        mult[key] = mult.get(key, 0) + 1
+    return mult
 
 
 def round_time(hops: np.ndarray, times: np.ndarray) -> float:
@@ -222,17 +275,26 @@ def check_strategy(inst: A2AInstance, st: A2AStrategy) -> tuple[list[str], dict]
     Checks (spec 7.9): every topology has out/in-degree <= k (parallel arcs count) and no
     self-loop; every path follows arcs of its phase's topology; in every round no (link, hop
     index) is used more times than the link has circuits (contention-free in the time-expanded
-    graph); every flow with A[s,t] > 0 is delivered in full and nothing else is sent. The cost is
-    recomputed: R * (phases carrying >= 1 round) + sum of round times (spec 1.4, A10).
+    graph); every flow with A[s,t] > 0 is delivered in full, as exactly one piece (flows are
+    unsplittable, spec 1.3, A23) unless ``st.info["splittable"]`` is set, and nothing else is
+    sent. The cost is recomputed: R * (phases carrying >= 1 flow) + sum of round times (spec 1.4,
+    A10); a piece is timed tau(piece size).
     """
     n, k = inst.n, inst.k
     A = inst.A
     bad: list[str] = []
     delivered = np.zeros((n, n))
+    pieces = np.zeros((n, n), dtype=np.int64)
+    splittable = bool(st.info.get("splittable", False))
     transmit = hop_sum = 0.0
     d_eff = rounds = 0
     for i, ph in enumerate(st.phases):
-        arcs = np.asarray(ph.arcs, dtype=np.int64).reshape(-1, 2)
+        arcs = np.asarray(ph.arcs, dtype=np.int64)
+        if arcs.size == 0:
+            arcs = arcs.reshape(0, 2)
+        if arcs.ndim != 2 or arcs.shape[1] != 2:
+            bad.append(f"phase {i}: arcs must be an (m, 2) array of [u, v], got shape {arcs.shape}")
+            continue
         if arcs.size and (arcs.min() < 0 or arcs.max() >= n):
             bad.append(f"phase {i}: arc endpoint out of range [0, {n})")
             continue
@@ -251,8 +313,10 @@ def check_strategy(inst: A2AInstance, st: A2AStrategy) -> tuple[list[str], dict]
             for g in r:
                 P = np.asarray(g.paths, dtype=np.int64)
                 S = np.asarray(g.size, dtype=float)
-                if P.ndim != 2 or P.shape[1] < 2 or len(S) != len(P):
+                if P.ndim != 2 or P.shape[1] < 2 or S.ndim != 1 or len(S) != len(P):
                     bad.append(f"{where}: malformed path group")
+                    continue
+                if len(P) == 0:                   # an empty group sends nothing
                     continue
                 if P.min() < 0 or P.max() >= n:
                     bad.append(f"{where}: node out of range")
@@ -267,6 +331,7 @@ def check_strategy(inst: A2AInstance, st: A2AStrategy) -> tuple[list[str], dict]
                     continue
                 uses.append((link * STEP + np.arange(h)).ravel())      # (link, step) ids
                 np.add.at(delivered, (P[:, 0], P[:, -1]), S)
+                np.add.at(pieces, (P[:, 0], P[:, -1]), 1)
                 hops.append(np.full(len(P), h))
                 times.append(inst.link.tau(S))
             if not uses:
@@ -283,6 +348,12 @@ def check_strategy(inst: A2AInstance, st: A2AStrategy) -> tuple[list[str], dict]
             rounds += 1
     if np.any(np.diag(delivered) > 0):
         bad.append("a path starts and ends at the same GPU")
+    split = pieces > 1
+    if split.any() and not splittable:
+        s, t = map(int, np.argwhere(split)[0])
+        bad.append(f"flow ({s},{t}) is sent as {pieces[s, t]} pieces: flows are unsplittable "
+                   f"(spec 1.3, A23) unless the strategy is marked splittable "
+                   f"({int(split.sum())} flows split)")
     tol = BYTE_TOL * np.maximum(A, 1.0)
     extra = (A == 0) & (delivered > 0)
     if extra.any():
@@ -295,5 +366,6 @@ def check_strategy(inst: A2AInstance, st: A2AStrategy) -> tuple[list[str], dict]
                    f"({int(miss.sum())} flows wrong)")
     reconf = inst.R * d_eff
     metrics = {"total_cost": reconf + transmit, "reconfig_time": reconf,
-               "transmission_time": transmit, "d": d_eff, "n_rounds": rounds, "hop_sum": hop_sum}
+               "transmission_time": transmit, "d": d_eff, "n_rounds": rounds, "hop_sum": hop_sum,
+               "splittable": splittable}
     return bad, metrics

@@ -56,8 +56,12 @@ def generate(workload: str = "uniform", n: int = 16, k: int = 1, R: float = 1e-5
                            meta={"workload": "example", "paper": "Sec. 2.3, Figs. 3-5"})
     if n < 2:
         raise InstanceError("n", f"must be >= 2, got {n}")
-    if size_mb <= 0:
+    if not size_mb > 0:
         raise InstanceError("size_mb", f"must be > 0, got {size_mb}")
+    if not T >= 0:
+        raise InstanceError("T", f"must be >= 0 (0 = physical units, > 0 = T-unit mode), got {T}")
+    if seed < 0:
+        raise InstanceError("seed", f"must be >= 0, got {seed}")
     if T > 0:
         link, mean = Link.from_dict({"T": T}), float(size_mb)
     else:

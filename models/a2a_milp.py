@@ -18,6 +18,7 @@ from gurobipy import GRB
 
 from heuristics.a2a_k1 import BIG, hop_table
 from heuristics.a2a_strategy import Candidate
+from instances.a2a import by_hops
 from models.backend import Result, new_model
 
 
@@ -170,15 +171,15 @@ def extract_exact_k1(h: ExactK1Handles, res: Result) -> Candidate:
         n_rounds = max((len(v) for v in per_src.values()), default=0)
         if n_rounds == 0:
             continue
-        rounds: list[dict] = [dict() for _ in range(n_rounds)]
+        rounds: list[list] = [[] for _ in range(n_rounds)]
         for s, fl in per_src.items():
             for r, (hh, _) in enumerate(sorted(fl, reverse=True)):
                 walk = [s]
                 for _ in range(hh):
                     walk.append(int(perm[walk[-1]]))
-                rounds[r].setdefault(hh, []).append(walk)
+                rounds[r].append(walk)
         arcs = np.stack([np.arange(n), perm], 1)
         arcs = arcs[arcs[:, 0] != arcs[:, 1]]
-        phases.append((arcs, [[np.asarray(v) for _, v in sorted(r.items())] for r in rounds]))
+        phases.append((arcs, [[P for P, _ in by_hops(r)] for r in rounds]))
     G_sum = sum(v for v in Gv.values())
     return Candidate("exact-k1", phases, {"milp_hop_sum": float(G_sum)})

@@ -14,6 +14,7 @@ import numpy as np
 from gurobipy import GRB
 
 from heuristics.a2a_strategy import Candidate
+from instances.a2a import arc_multiplicity, by_hops
 from models.backend import Result, new_model
 
 
@@ -105,7 +106,7 @@ def extract_te(h: TEHandles, res: Result) -> Candidate:
                 nxt[(r, f, t)] = (u, v)
         rounds = []
         for r in range(h.rho):
-            by_h: dict[int, list] = {}
+            paths = []
             for f, (s, tf) in enumerate(h.flows):
                 if (r, f, 1) not in nxt:
                     continue
@@ -113,9 +114,9 @@ def extract_te(h: TEHandles, res: Result) -> Candidate:
                 while path[-1] != tf:
                     path.append(nxt[(r, f, t)][1])
                     t += 1
-                by_h.setdefault(len(path) - 1, []).append(path)
-            if by_h:
-                rounds.append([np.asarray(v) for _, v in sorted(by_h.items())])
+                paths.append(path)
+            if paths:
+                rounds.append([P for P, _ in by_hops(paths)])
         if rounds:
             phases.append((arcs, rounds))
     return Candidate("exact-te", phases)
@@ -137,9 +138,7 @@ def build_packing(paths: list[tuple], arcs, max_rounds: int,
     """G4: assign fixed paths to <= max_rounds rounds, no (link, step) used beyond its
     multiplicity in a round, min sum of round costs (c_r >= len(p) a[p,r])."""
     P, Rr = range(len(paths)), range(max_rounds)
-    mult: dict = {}
-    for u, v in np.asarray(arcs).reshape(-1, 2):
-        mult[(int(u), int(v))] = mult.get((int(u), int(v)), 0) + 1
+    mult = arc_multiplicity(arcs)
     model = new_model("a2a_g4_packing")
     a = model.addVars([(p, r) for p in P for r in Rr], vtype=GRB.BINARY, name="a")
     model.addConstrs((a.sum(p, "*") == 1 for p in P), name="assign")
@@ -164,10 +163,9 @@ def build_packing(paths: list[tuple], arcs, max_rounds: int,
 
 def extract_packing(h: PackHandles, res: Result) -> Candidate:
     av = res.value(h.a)
-    rounds: dict[int, dict] = {}
+    rounds: dict[int, list] = {}
     for (p, r), val in av.items():
         if val > 0.5:
-            path = h.paths[p]
-            rounds.setdefault(r, {}).setdefault(len(path), []).append(path)
-    rs = [[np.asarray(v) for _, v in sorted(rounds[r].items())] for r in sorted(rounds)]
+            rounds.setdefault(r, []).append(h.paths[p])
+    rs = [[P for P, _ in by_hops(rounds[r])] for r in sorted(rounds)]
     return Candidate("packing-ilp", [(h.arcs, rs)])

@@ -305,3 +305,19 @@ def test_spectra_ai_workloads_and_comparators_from_the_cli(tmp_path):
     code, _, err = cli("solve", tmp_path / "gpt.json", "--method", "spectra-eclipse",
                        "--option", "alpha_search=bogus")
     assert code == 2 and "alpha_search" in err
+
+
+def test_a2a_input_validation_and_declines_exit_2(tmp_path):
+    code, _, err = cli("generate", "a2a", "--workload", "zipf", "--seed", -3, "-o", tmp_path / "z.json")
+    assert code == 2 and "seed" in err and "Traceback" not in err
+    code, _, err = cli("generate", "a2a", "--T", -1, "-o", tmp_path / "t.json")
+    assert code == 2 and "'T'" in err
+    extra = tmp_path / "extra.json"
+    extra.write_text(json.dumps({"problem": "a2a", "n": 4, "k": 1, "R": 1, "traffic": {"uniform": 1},
+                                 "bogus": 3}))
+    code, _, err = cli("solve", extra)
+    assert code == 2 and "bogus" in err
+    n6k3 = tmp_path / "n6k3.json"
+    n6k3.write_text(json.dumps({"problem": "a2a", "n": 6, "k": 3, "R": 1, "traffic": {"uniform": 1}}))
+    code, _, err = cli("solve", n6k3, "--method", "topoopt")
+    assert code == 2 and "coprime" in err and "Traceback" not in err

@@ -1,7 +1,9 @@
 """The a2a problem type for the command line: methods, checker metrics, bound, generator."""
 from __future__ import annotations
 
-from heuristics.a2a_bounds import lower_bound
+from math import comb
+
+from heuristics.a2a_bounds import fluid_lower_bound, lower_bound
 from heuristics.a2a_rdc import FAMILIES, k1_candidate, rdc
 from heuristics.a2a_strategy import direct_round_robin, realize
 from instances.a2a import A2AInstance, check_strategy
@@ -33,16 +35,38 @@ def run_rdc(inst: A2AInstance, cfg: RunConfig) -> MethodOutput:
               relabel_opts=dict(passes=cfg.option("passes", 2), restarts=cfg.option("restarts", 0),
                                 max_evals=cfg.option("max_evals", 4000), seed=cfg.option("seed", 0)))
     st = realize(res.best, inst, res.label)
-    st.info.update(d=res.best.d, analytic_cost=res.cost)
+    st.info.update(d=res.d, analytic_cost=res.cost)
     costs = [r["total_cost"] for r in res.table]
     return MethodOutput(st, metrics={"family": res.best.family, "analytic_cost": res.cost,
                                      "candidates": len(costs)})
 
 
+K2_MAX_N = 64              # k >= 2: the families are built for n <= 64 (spec's evaluation range)
+K2_MAX_BASE_SETS = 5000    # k >= 2: exhaustive base-generator search over C(n-1, k) sets
+
+
+def k2_declines(inst: A2AInstance, cfg: RunConfig) -> str | None:
+    """The k >= 2 families cost grows with C(n-1, k) (exhaustive circulant base search, spec 3.3
+    rule 3: ~9 s for n = 64, k = 2 and ~8 s for n = 24, k = 4; 150 s for n = 128, k = 2), so
+    they are declined beyond n = 64 or 5000 base sets unless forced by --option max_n / max_base_sets."""
+    n, k = inst.n, inst.k
+    if k < 2:
+        return None
+    max_n = cfg.option("max_n", K2_MAX_N, int)
+    max_sets = cfg.option("max_base_sets", K2_MAX_BASE_SETS, int)
+    if n > max_n:
+        return f"k >= 2 families are built for n <= {max_n} (n = {n}; --option max_n=N to force)"
+    if comb(n - 1, k) > max_sets:
+        return (f"the circulant base search would scan C({n - 1}, {k}) = {comb(n - 1, k)} generator "
+                f"sets > max_base_sets = {max_sets} (--option max_base_sets=N to force)")
+    return None
+
+
 def rdc_applicable(inst: A2AInstance, cfg: RunConfig) -> str | None:
     n, k = inst.n, inst.k
-    if k >= 2 and n > 256:
-        return f"k >= 2 construction is for n <= 256 (n = {n})"
+    reason = k2_declines(inst, cfg)
+    if reason:
+        return reason
     if k == 1 and not inst.is_uniform and n > 256:
         return f"relabeled k = 1 strategies are built for every d; n = {n} > 256"
     if k == 1 and n * n * (n - 1) // 2 > MAX_PATH_ENTRIES * 4:
@@ -56,12 +80,18 @@ def run_static(inst: A2AInstance, cfg: RunConfig) -> MethodOutput:
     if inst.k == 1:
         cand = k1_candidate(inst.n, [1])
     else:
-        from heuristics.a2a_rdc import family_candidates
+        from heuristics.a2a_rdc import base_candidate
         from heuristics.a2a_strategy import FlowTable
 
-        cands = [family_candidates(inst.n, inst.k, f)[0] for f in _families(cfg)]
+        cands = [base_candidate(inst.n, inst.k, f) for f in _families(cfg)]
         cand = min(cands, key=lambda c: FlowTable(c).cost(inst.A, inst.link, inst.R))
     return MethodOutput(realize(cand, inst), metrics={"family": cand.family})
+
+
+def static_applicable(inst: A2AInstance, cfg: RunConfig) -> str | None:
+    if inst.k == 1 and inst.n * inst.n * (inst.n - 1) // 2 > MAX_PATH_ENTRIES * 4:
+        return f"the ring strategy is too large to check for n = {inst.n}"
+    return k2_declines(inst, cfg)
 
 
 def run_one_hop(inst: A2AInstance, cfg: RunConfig) -> MethodOutput:
@@ -71,9 +101,14 @@ def run_one_hop(inst: A2AInstance, cfg: RunConfig) -> MethodOutput:
 
 
 def metrics(inst: A2AInstance, sol) -> tuple[list[str], dict]:
+    """Checker metrics plus the lower bound that holds for this strategy: the unsplittable-flow
+    bound (spec 2.2, 2.4), or the fluid bound for a strategy marked splittable (FAST,
+    DirectConnect; spec A23), which may beat the unsplittable one."""
     bad, m = check_strategy(inst, sol)
-    lb = lower_bound(inst)
+    split = m["splittable"]
+    lb = fluid_lower_bound(inst) if split else lower_bound(inst)
     m["lower_bound"] = lb
+    m["lower_bound_kind"] = "fluid (split flows)" if split else "unsplittable"
     m["ratio_lb"] = m["total_cost"] / lb if lb > 0 else float("inf")
     return bad, m
 
@@ -94,20 +129,23 @@ GEN_PARAMS = {
 
 
 def _methods() -> list[Method]:
-    from toolkit.a2a_methods_extra import EXTRA_METHODS
+    from toolkit.a2a_baseline_methods import BASELINE_METHODS
+    from toolkit.a2a_model_methods import MODEL_METHODS
 
     return [
         Method("rdc", "heuristic", run_rdc,
                "ReconfigureDuringCollective (Sec. 4): shifted rings (k=1), circulant/GenKautz "
                "contraction (k>=2), every d, cheapest; relabeling for skewed traffic",
                "order=greedy|seq|contract families=circulant,genkautz relabel=1 relabel_top=3 "
-               "passes=2 restarts=0 max_evals=4000 seed=0", applicable=rdc_applicable),
+               "passes=2 restarts=0 max_evals=4000 seed=0 max_n=64 max_base_sets=5000 (k >= 2)",
+               applicable=rdc_applicable),
         Method("static", "heuristic", run_static,
                "never reconfigure: our d=1 strategy (ring / best circulant or GenKautz base)",
-               "families=circulant,genkautz"),
+               "families=circulant,genkautz max_n=64 max_base_sets=5000 (k >= 2)",
+               applicable=static_applicable),
         Method("one-hop", "heuristic", run_one_hop,
                "always reconfigure: direct round-robin, ceil((n-1)/k) configurations (Fig. 5)"),
-    ] + EXTRA_METHODS
+    ] + MODEL_METHODS + BASELINE_METHODS
 
 
 register_problem(Problem(
@@ -117,7 +155,7 @@ register_problem(Problem(
     check=metrics,
     objective="total_cost",
     sense="min",
-    metrics=("total_cost", "lower_bound", "ratio_lb", "d", "n_rounds", "hop_sum",
+    metrics=("total_cost", "lower_bound", "lower_bound_kind", "ratio_lb", "splittable", "d", "n_rounds", "hop_sum",
              "reconfig_time", "transmission_time", "family", "analytic_cost", "simulated_time"),
     methods={m.name: m for m in _methods()},
     default_method="rdc",

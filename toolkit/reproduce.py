@@ -52,6 +52,8 @@ TARGETS: dict[str, tuple[str, str]] = {
     "a2a-fig13": ("benchmarks.a2a_fig13:run",
                   "a2a Fig. 13: ratio to the Theorem 1 bound vs n up to 4096 (paper: <=2.22, <=4.54)"),
     "a2a-fig14": ("benchmarks.a2a_figs:run_fig14", "a2a Fig. 14: chosen d and cost vs R"),
+    "a2a-families": ("benchmarks.a2a_families:run",
+                     "a2a k=2 circulant/GenKautz chains vs the spec's prototype values"),
 }
 
 

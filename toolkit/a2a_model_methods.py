@@ -1,4 +1,4 @@
-"""a2a methods beyond the construction: exact models (spec 2.6 G1-G4) and the baselines (4.2).
+"""a2a methods that solve math programs: G1-G4 (spec 2.6) for ``solve.py --method``.
 
 The models are the spec's, not the paper's (the paper has no math program). Exact models (G2,
 G3) solve one model per d (and per cycle type of P_1 for G2) and report the best strategy; their
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from heuristics.a2a_baselines import BASELINES
 from heuristics.a2a_bounds import d_max
 from heuristics.a2a_rdc import family_candidates, k1_candidate
 from heuristics.a2a_strategy import realize
@@ -140,18 +139,11 @@ def run_pack_ilp(inst, cfg: RunConfig) -> MethodOutput:
                                                   "heuristic_hop_sum": cand.hop_sum})
 
 
-def _baseline(name):
-    def run(inst, cfg: RunConfig) -> MethodOutput:
-        st = BASELINES[name](inst)
-        return MethodOutput(st, metrics={"family": name})
-    return run
-
-
 def _small(max_n):
     return lambda inst, cfg: _uniform_only(inst, cfg, max_n)
 
 
-EXTRA_METHODS = [
+MODEL_METHODS = [
     Method("pmedian", "model", run_pmedian,
            "G1 (spec 2.6, not in the paper): optimal shift set per d (p-median), k=1, cheapest d",
            "d=0 (all) max_n=64", applicable=lambda i, c: _uniform_only(i, c, 64, "k1")),
@@ -164,14 +156,4 @@ EXTRA_METHODS = [
     Method("pack-ilp", "model", run_pack_ilp,
            "G4 (spec 2.6): optimal round packing of our d=1 topology's fixed paths",
            "family=genkautz|circulant max_n=8", applicable=_small(8)),
-    Method("mixnet", "heuristic", _baseline("mixnet"),
-           "baseline MixNet (static traffic-aware greedy topology; spec 4.2 reconstruction)"),
-    Method("fast", "heuristic", _baseline("fast"),
-           "baseline FAST (BvN, k permutations per reconfiguration, one hop; spec 4.2)"),
-    Method("directconnect-gk", "heuristic", _baseline("directconnect-gk"),
-           "baseline DirectConnect, GenKautz + G5 MCF LP routing (spec 4.2)"),
-    Method("directconnect-circulant", "heuristic", _baseline("directconnect-circulant"),
-           "baseline DirectConnect, circulant + G5 MCF LP routing (spec 4.2)"),
-    Method("topoopt", "heuristic", _baseline("topoopt"),
-           "baseline TopoOpt (shifted coprime rings, one shortest path; spec 4.2)"),
 ]

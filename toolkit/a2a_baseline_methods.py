@@ -1,0 +1,39 @@
+"""a2a baselines of the paper (Sec. 5.1, spec 4.2 reconstructions) for ``solve.py --method``.
+
+FAST and DirectConnect may split flows (A23): their strategies are marked splittable and are
+reported against the fluid lower bound (``toolkit.a2a_methods.metrics``).
+"""
+from __future__ import annotations
+
+from heuristics.a2a_baselines import BASELINES, topoopt_declines
+from toolkit.registry import Method, MethodOutput, RunConfig
+
+
+def k2_declines(inst, cfg):
+    """The k >= 2 size cap of ``rdc`` (imported late: toolkit.a2a_methods imports this module)."""
+    from toolkit.a2a_methods import k2_declines as declines
+
+    return declines(inst, cfg)
+
+
+def _baseline(name):
+    def run(inst, cfg: RunConfig) -> MethodOutput:
+        st = BASELINES[name](inst)
+        return MethodOutput(st, metrics={"family": name})
+    return run
+
+
+BASELINE_METHODS = [
+    Method("mixnet", "heuristic", _baseline("mixnet"),
+           "baseline MixNet (static traffic-aware greedy topology; spec 4.2 reconstruction)"),
+    Method("fast", "heuristic", _baseline("fast"),
+           "baseline FAST (BvN, k permutations per reconfiguration, one hop; spec 4.2)"),
+    Method("directconnect-gk", "heuristic", _baseline("directconnect-gk"),
+           "baseline DirectConnect, GenKautz + G5 MCF LP routing (spec 4.2)"),
+    Method("directconnect-circulant", "heuristic", _baseline("directconnect-circulant"),
+           "baseline DirectConnect, circulant + G5 MCF LP routing (spec 4.2)",
+           "max_n=64 max_base_sets=5000 (k >= 2)", applicable=k2_declines),
+    Method("topoopt", "heuristic", _baseline("topoopt"),
+           "baseline TopoOpt (shifted coprime rings, one shortest path; spec 4.2)",
+           applicable=lambda inst, cfg: topoopt_declines(inst.n, inst.k)),
+]

@@ -43,3 +43,19 @@ def test_a_crashing_method_is_an_error_record(monkeypatch):
     monkeypatch.setitem(prob.methods, "boom", Method("boom", "heuristic", boom, "test"))
     rec = run_task(SpectraInstance(example_matrix(), 2, 0.01).to_dict(), "mem", "boom", RunConfig())
     assert rec["status"] == "error" and "kaput" in rec["message"] and failed(rec)
+
+
+def test_a_relaxation_gets_no_problem_bound_or_gap(monkeypatch):
+    """A method marked ``relaxation`` (e.g. a2a baselines that split flows) is not held to the
+    problem's analytic bound: no bound and no gap are reported for it, the instance's
+    bound is still recorded as problem_bound."""
+    prob = problem("spectra")
+    for name, relax in (("plain", False), ("relaxed", True)):
+        monkeypatch.setitem(prob.methods, name, Method(name, "heuristic",
+                                                       lambda inst, cfg: MethodOutput(spectra(inst)),
+                                                       "test", relaxation=relax))
+    data = SpectraInstance(example_matrix(), 2, 0.01).to_dict()
+    plain, relaxed = (run_task(data, "mem", m, RunConfig()) for m in ("plain", "relaxed"))
+    assert plain["bound"] is not None and plain["gap"] is not None
+    assert relaxed["bound"] is None and relaxed["gap"] is None
+    assert relaxed["problem_bound"] == plain["problem_bound"] is not None

@@ -72,6 +72,10 @@ class Method:
     # True when the model solves the instance's problem without restriction, so its solver
     # bound bounds the instance's optimum (not only this model's, e.g. T slots, K intervals)
     exact: bool = False
+    # True when the method may leave the problem's feasible set in a way the problem allows
+    # as a comparison only (e.g. a2a baselines that split flows): the problem's analytic
+    # bound does not apply to its objective, so no bound or gap is reported for it
+    relaxation: bool = False
 
 
 @dataclass(frozen=True)

@@ -96,7 +96,7 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
     rec["problem_bound"] = analytic           # valid for the instance, whatever the method
     if method.exact and res is not None and res.bound is not None:
         rec["problem_bound"] = res.bound if analytic is None else max(analytic, res.bound)
-    if analytic is not None:
+    if analytic is not None and not method.relaxation:
         better = max if prob.sense == "min" else min
         rec["bound"] = analytic if rec["bound"] is None else better(rec["bound"], analytic)
     rec["gap"] = relative_gap(rec["objective"], rec["bound"])

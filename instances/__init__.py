@@ -15,6 +15,8 @@ FORMAT = 1
 INSTANCE_TYPES = {
     "spectra": "instances.spectra:SpectraInstance",
     "delta": "instances.delta:DeltaInstance",
+    "lumos-reconfig": "instances.lumos:ReconfigInstance",
+    "lumos-logical": "instances.lumos_logical:LogicalInstance",
 }
 
 

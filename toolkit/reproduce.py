@@ -19,6 +19,13 @@ TARGETS: dict[str, tuple[str, str]] = {
                    "DELTA MILP size/time: pruning, hot start, interval vs fixed-step"),
     "delta-fig6": ("benchmarks.delta_figs:run_fig6", "DELTA Fig. 6: NCT of six methods vs bandwidth"),
     "delta-fig8": ("benchmarks.delta_figs:run_fig8", "DELTA Fig. 8: NCT of six methods vs sequence length"),
+    "lumos-table1": ("benchmarks.lumos_table1:run", "LumosCore [002] Table 1: cluster sizes, closed forms"),
+    "lumos-realization": ("benchmarks.lumos_realization:run",
+                          "LumosCore LTRR of Uniform vs Cross Wiring at 8k/32k GPUs ([001] Figs. 2b, 5)"),
+    "lumos-reconfig": ("benchmarks.lumos_reconfig:run",
+                       "LumosCore ITV-ILP vs MDMCF vs MCF: time and MRAR over scales ([001] Figs. 6-7)"),
+    "lumos-table6": ("benchmarks.lumos_table6:run",
+                     "LumosCore [002] Table 6: reallocated links per reconfiguration"),
 }
 
 

@@ -31,7 +31,8 @@ from toolkit.registry import RunConfig
 
 STRATS = ("ITV-MDMCF", "Uniform-ILP", "Uniform-Greedy", "Helios")
 PAPER = {32768: {"Uniform-ILP": 0.921, "ITV-MDMCF": 1.0}}
-SCALES = {8192: 32, 32768: 128}            # GPUs -> Pods (K_leaf = K_spine = 16, tau = 1)
+SCALES = {8192: 32, 32768: 128}            # GPUs -> Pods (K_leaf = K_spine = K, tau = 1)
+K = 16
 STEPS = {"quick": (3, 2), "full": (8, 4)}
 
 
@@ -41,10 +42,10 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
     group_s = 2.0 if quick else 8.0
     rows, certs = [], []
     for gpus, P in scales.items():
-        fab = Fabric(P, 16, 16, 1)
-        seq = topology_sequence(fab, steps[gpus], "rings", churn=0.2, seed=gpus, mult_max=8)
+        fab = Fabric(P, K, K, 1)
+        seq = topology_sequence(fab, steps[gpus], "rings", churn=0.2, seed=gpus, mult_max=K // 2)
         for t, C in enumerate(seq):
-            n = sum(odd_set_certificate(C[h], 16, enumerate_upto=0) is not None for h in range(fab.H))
+            n = sum(odd_set_certificate(C[h], K, enumerate_upto=0) is not None for h in range(fab.H))
             certs.append({"gpus": gpus, "step": t, "groups_with_proof": n, "groups": fab.H})
         cfgs = {"Uniform-ILP": RunConfig(time_limit=group_s * fab.H)}
         rows += run_sequence(fab, seq, STRATS, cfgs, {"gpus": gpus, "pods": P}, first=True)

@@ -33,6 +33,7 @@ from toolkit.registry import RunConfig
 ITV = ("ITV-ILP", "ITV-MDMCF", "ITV-MCF")
 UNIFORM = ("Uniform-Greedy", "Helios", "Uniform-ILP")
 PODS = {"quick": (8, 32, 128), "full": (8, 16, 32, 64, 128)}
+K = 16                                      # K_leaf = K_spine
 
 
 def _sequence(fab, workload, steps, seed):
@@ -48,7 +49,7 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
     rows = []
     for workload in ("rings", "jobs"):
         for P in pods:
-            fab = Fabric(P, 16, 16, 1)
+            fab = Fabric(P, K, K, 1)
             strategies = ITV + tuple(s for s in UNIFORM if s != "Uniform-ILP" or P <= 16)
             if P == 128 and quick:
                 strategies = ITV

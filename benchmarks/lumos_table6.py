@@ -30,18 +30,19 @@ from toolkit.registry import RunConfig
 PAPER = {2048: 0.319, 4096: 0.282, 8192: 0.441, 16384: 0.445}
 STRATS = ("ITV-MDMCF", "ITV-MCF", "ITV-ILP")
 SCALES = tuple(PAPER)
+K = 16                                      # K_leaf = K_spine; 128 GPUs per Pod at K = 16
 
 
 def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
     events = 8 if quick else 40
     rows = []
     for gpus in SCALES:
-        fab = Fabric(gpus // 128, 16, 16, 2)
+        fab = Fabric(gpus // (K * K // 2), K, K, 2)
         seq = job_sequence(fab, events, seed=gpus, spread="random")
         cfgs = {"ITV-ILP": RunConfig(time_limit=60.0 * fab.H)}
         rows += run_sequence(fab, seq, STRATS, cfgs, {"gpus": gpus, "pods": fab.pods})
     df = pd.DataFrame(rows)
-    cap = df.gpus // 128 * 8 * 16 / 2
+    cap = df.pods * (K // 2) * K / 2              # link capacity H P K / 2
     df["removed_share"] = df.links_removed / cap
     df["minimal_share"] = df.lower_bound / 2 / cap
     summ = df.groupby(["gpus", "strategy"]).agg(

@@ -16,6 +16,8 @@ INSTANCE_TYPES = {
     "spectra": "instances.spectra:SpectraInstance",
     "delta": "instances.delta:DeltaInstance",
     "a2a": "instances.a2a:A2AInstance",
+    "lumos-reconfig": "instances.lumos:ReconfigInstance",
+    "lumos-logical": "instances.lumos_logical:LogicalInstance",
 }
 
 

@@ -11,7 +11,8 @@ from typing import Any, Callable
 
 from models.backend import Result
 
-PROBLEM_MODULES = ("toolkit.spectra_methods", "toolkit.delta_methods", "toolkit.a2a_methods")
+PROBLEM_MODULES = ("toolkit.spectra_methods", "toolkit.delta_methods", "toolkit.a2a_methods",
+                   "toolkit.lumos_reconfig_methods", "toolkit.lumos_logical_methods")
 
 
 class OptionError(ValueError):

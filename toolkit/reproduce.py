@@ -54,6 +54,13 @@ TARGETS: dict[str, tuple[str, str]] = {
     "a2a-fig14": ("benchmarks.a2a_figs:run_fig14", "a2a Fig. 14: chosen d and cost vs R"),
     "a2a-families": ("benchmarks.a2a_families:run",
                      "a2a k=2 circulant/GenKautz chains vs the spec's prototype values"),
+    "lumos-table1": ("benchmarks.lumos_table1:run", "LumosCore [002] Table 1: cluster sizes, closed forms"),
+    "lumos-realization": ("benchmarks.lumos_realization:run",
+                          "LumosCore LTRR of Uniform vs Cross Wiring at 8k/32k GPUs ([001] Figs. 2b, 5)"),
+    "lumos-reconfig": ("benchmarks.lumos_reconfig:run",
+                       "LumosCore ITV-ILP vs MDMCF vs MCF: time and MRAR over scales ([001] Figs. 6-7)"),
+    "lumos-table6": ("benchmarks.lumos_table6:run",
+                     "LumosCore [002] Table 6: reallocated links per reconfiguration"),
 }
 
 

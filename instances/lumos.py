@@ -1,0 +1,337 @@
+"""LumosCore / Cross Wiring: fabric, spine-OCS wirings as port maps, reconfiguration instances.
+
+Papers: Han et al., "LumosCore: Highly Scalable LLM Clusters with Optical Interconnect"
+([002]) and "A Highly Scalable LLM Clusters with Optical Interconnect" ([001], Cross
+Wiring). Spec: ``../shared/specs/lumoscore.md`` (0-based indices throughout, spec 7.1).
+
+Fabric (spec 1.1): P Pods, each a leaf-spine network; a leaf has K_leaf GPU ports and
+K_leaf spine ports, a spine K_spine leaf ports and K_spine OCS ports (even), tau links
+per (leaf, spine); H = K_leaf/tau spines per Pod = OCS groups; spine h of every Pod
+connects only to group h.
+
+Wirings (spec 1.3) map each spine OCS-facing port e of Pod i, duplex Tx/Rx, to an OCS port:
+``tx_ocs[i, e], tx_port[i, e]`` (egress -> OCS input) and ``rx_ocs, rx_port`` (OCS output ->
+ingress); the same for every group h.
+
+* ``uniform``: Tx and Rx of port k -> OCS k, port i (one duplex link per spine and OCS).
+* ``cross`` (= Interleaved): OCS pairs (2m, 2m+1) swap their ingress targets:
+  Tx(i,2m) -> O_2m.in_i, Rx(i,2m+1) <- O_2m.out_i, Tx(i,2m+1) -> O_2m+1.in_i,
+  Rx(i,2m) <- O_2m+1.out_i.
+* ``dual``: ports 2m and 2m+1 -> OCS m with both directions; OCS m has two ports per
+  Pod (port 2i + s for slot s), so at most K_ocs/2 Pods.
+
+An OCS configuration is ``perm[h, k, p] = q`` (input port p to output port q of OCS k in
+group h) or -1: a partial permutation per OCS. For ``uniform`` and ``cross`` port p is
+Pod p, so ``perm[h, k, i] = j`` is the papers' x_ijkh = 1.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from instances.errors import InstanceError, require, short
+
+WIRINGS = ("uniform", "cross", "dual")
+# wirings under which every admissible C (eqs. 11-12) is realizable (Theorem 4.1 / 3.1)
+UNIVERSAL = ("cross", "dual")
+
+
+# ----------------------------------------------------------------------------------------
+# fabric
+# ----------------------------------------------------------------------------------------
+def _posint(d: dict, key: str, default=None) -> int:
+    v = d.get(key, default) if default is not None else require(d, key)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or int(v) != v or v < 1:
+        raise InstanceError(f"fabric.{key}", f"must be a positive integer, got {short(v)}")
+    return int(v)
+
+
+@dataclass(frozen=True)
+class Fabric:
+    """Fabric sizes (spec 1.1). Derived: ``H``, ``leaves_per_pod``, ``n_leaves``, ``gpus``."""
+
+    pods: int
+    k_leaf: int
+    k_spine: int
+    tau: int = 1
+    k_ocs: int = 512
+
+    def __post_init__(self):
+        if self.k_spine % 2:
+            raise InstanceError("fabric.k_spine", f"must be even (spec 1.1), got {self.k_spine}")
+        if self.k_leaf % self.tau or self.k_spine % self.tau:
+            raise InstanceError("fabric.tau", f"must divide k_leaf and k_spine, got {self.tau}")
+        if self.pods < 2:
+            raise InstanceError("fabric.pods", f"must be >= 2, got {self.pods}")
+        if self.pods > self.k_ocs:
+            raise InstanceError("fabric.pods", f"{self.pods} Pods exceed k_ocs = {self.k_ocs} "
+                                "(one OCS port per Pod)")
+
+    @property
+    def H(self) -> int:
+        """Spines per Pod = OCS groups."""
+        return self.k_leaf // self.tau
+
+    @property
+    def leaves_per_pod(self) -> int:
+        return self.k_spine // self.tau
+
+    @property
+    def n_leaves(self) -> int:
+        return self.pods * self.leaves_per_pod
+
+    @property
+    def gpus(self) -> int:
+        return self.pods * self.k_spine * self.k_leaf // self.tau
+
+    def pod_of_leaf(self, a):
+        return np.asarray(a) // self.leaves_per_pod
+
+    def link_capacity(self) -> int:
+        """Bidirectional links the fabric can hold at once (every OCS-facing port used)."""
+        return self.H * self.pods * self.k_spine // 2
+
+    @classmethod
+    def from_dict(cls, d) -> "Fabric":
+        if not isinstance(d, dict):
+            raise InstanceError("fabric", "must be an object with pods, k_leaf, k_spine, tau, k_ocs")
+        unknown = set(d) - {"pods", "k_leaf", "k_spine", "tau", "k_ocs"}
+        if unknown:
+            raise InstanceError("fabric", f"unknown key(s) {', '.join(sorted(unknown))}")
+        return cls(_posint(d, "pods"), _posint(d, "k_leaf"), _posint(d, "k_spine"),
+                   _posint(d, "tau", 1), _posint(d, "k_ocs", 512))
+
+    def to_dict(self) -> dict:
+        return {"pods": self.pods, "k_leaf": self.k_leaf, "k_spine": self.k_spine,
+                "tau": self.tau, "k_ocs": self.k_ocs}
+
+
+# ----------------------------------------------------------------------------------------
+# wirings
+# ----------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class Wiring:
+    """Spine port -> OCS port maps of one group (identical for every group h)."""
+
+    name: str
+    n_ocs: int          # OCSes per group
+    n_ports: int        # input (= output) ports used per OCS
+    tx_ocs: np.ndarray  # (P, K_spine)
+    tx_port: np.ndarray
+    rx_ocs: np.ndarray
+    rx_port: np.ndarray
+
+    @cached_property
+    def in_owner(self) -> np.ndarray:
+        """(n_ocs, n_ports): flat spine port i*K + e whose Tx feeds that OCS input, or -1."""
+        return self._owner(self.tx_ocs, self.tx_port)
+
+    @cached_property
+    def out_owner(self) -> np.ndarray:
+        """(n_ocs, n_ports): flat spine port j*K + e whose Rx that OCS output feeds, or -1."""
+        return self._owner(self.rx_ocs, self.rx_port)
+
+    def _owner(self, ocs, port) -> np.ndarray:
+        own = np.full((self.n_ocs, self.n_ports), -1, dtype=np.int64)
+        flat = np.arange(ocs.size)
+        if len(np.unique(ocs.ravel() * self.n_ports + port.ravel())) != ocs.size:
+            raise ValueError(f"wiring {self.name}: two fibres on one OCS port")
+        own[ocs.ravel(), port.ravel()] = flat
+        return own
+
+
+def make_wiring(fabric: Fabric, name: str) -> Wiring:
+    """The explicit port maps of wiring ``name`` (spec 1.3, W1-W3)."""
+    P, K = fabric.pods, fabric.k_spine
+    i = np.repeat(np.arange(P), K).reshape(P, K)
+    e = np.tile(np.arange(K), P).reshape(P, K)
+    if name == "uniform":
+        return Wiring(name, K, P, e, i, e.copy(), i.copy())
+    if name == "cross":
+        return Wiring(name, K, P, e, i, e ^ 1, i.copy())
+    if name == "dual":
+        if 2 * P > fabric.k_ocs:
+            raise InstanceError("fabric.pods", f"dual-link wiring needs 2 OCS ports per Pod: "
+                                f"{P} Pods exceed k_ocs/2 = {fabric.k_ocs // 2}")
+        return Wiring(name, K // 2, 2 * P, e // 2, 2 * i + e % 2, e // 2, 2 * i + e % 2)
+    raise InstanceError("wiring", f"unknown wiring {name!r} (known: {', '.join(WIRINGS)})")
+
+
+# ----------------------------------------------------------------------------------------
+# OCS configurations
+# ----------------------------------------------------------------------------------------
+@dataclass
+class OcsConfig:
+    """``perm[h, k, p] = q`` (or -1): a partial permutation per OCS (group h, OCS k)."""
+
+    perm: np.ndarray
+    meta: dict = field(default_factory=dict)
+
+    @classmethod
+    def empty(cls, fabric: Fabric, wiring: Wiring) -> "OcsConfig":
+        return cls(np.full((fabric.H, wiring.n_ocs, wiring.n_ports), -1, dtype=np.int32))
+
+    def circuits(self) -> np.ndarray:
+        """(n, 4) rows (h, k, in_port, out_port)."""
+        h, k, p = np.nonzero(self.perm >= 0)
+        return np.stack([h, k, p, self.perm[h, k, p]], axis=1).astype(np.int64)
+
+    def to_dict(self) -> dict:
+        d = {"circuits": self.circuits().tolist()}
+        if self.meta:
+            d["meta"] = self.meta
+        return d
+
+    @classmethod
+    def from_circuits(cls, rows, shape: tuple[int, int, int], field_name="circuits") -> "OcsConfig":
+        perm = np.full(shape, -1, dtype=np.int32)
+        arr = np.asarray(rows if len(rows) else np.zeros((0, 4)), dtype=float)
+        if arr.ndim != 2 or arr.shape[1] != 4 or np.any(arr != np.round(arr)):
+            raise InstanceError(field_name, "must be a list of integer [h, k, in, out] rows")
+        arr = arr.astype(np.int64)
+        H, n_ocs, n_ports = shape
+        lim = np.array([H, n_ocs, n_ports, n_ports])
+        bad = np.any((arr < 0) | (arr >= lim), axis=1)
+        if bad.any():
+            raise InstanceError(field_name, f"circuit {arr[bad][0].tolist()} out of range "
+                                f"(h < {H}, k < {n_ocs}, ports < {n_ports})")
+        key = (arr[:, 0] * n_ocs + arr[:, 1]) * n_ports
+        if len(np.unique(key + arr[:, 2])) != len(arr) or len(np.unique(key + arr[:, 3])) != len(arr):
+            raise InstanceError(field_name, "an OCS port carries two circuits (not a partial "
+                                "permutation)")
+        perm[arr[:, 0], arr[:, 1], arr[:, 2]] = arr[:, 3]
+        return cls(perm)
+
+    def matrix(self, h: int, k: int, n: int | None = None) -> np.ndarray:
+        """0/1 matrix X[p, q] of OCS k in group h."""
+        row = self.perm[h, k]
+        n = n or len(row)
+        X = np.zeros((len(row), n), dtype=np.int64)
+        on = row >= 0
+        X[np.flatnonzero(on), row[on]] = 1
+        return X
+
+
+def perm_from_matrix(X: np.ndarray) -> np.ndarray:
+    """Partial-permutation 0/1 matrix -> perm row (-1 for idle inputs)."""
+    X = np.asarray(X)
+    out = np.full(X.shape[0], -1, dtype=np.int32)
+    r, c = np.nonzero(X)
+    out[r] = c
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# logical topologies
+# ----------------------------------------------------------------------------------------
+def parse_topology(d: dict, fabric: Fabric, key: str = "topology") -> np.ndarray:
+    """C (H, P, P) from the dense ``topology`` or the sparse ``links`` ([h, i, j, count])."""
+    H, P = fabric.H, fabric.pods
+    if key in d:
+        try:
+            C = np.asarray(d[key], dtype=float)
+        except (TypeError, ValueError):
+            raise InstanceError(key, "must be an H x P x P array of integers")
+        if C.shape != (H, P, P):
+            raise InstanceError(key, f"must have shape {(H, P, P)} (H, P, P), got {C.shape}")
+    elif "links" in d:
+        rows = np.asarray(d["links"] if len(d["links"]) else np.zeros((0, 4)), dtype=float)
+        if rows.ndim != 2 or rows.shape[1] != 4:
+            raise InstanceError("links", "must be a list of [h, i, j, count] rows")
+        C = np.zeros((H, P, P))
+        r = rows.astype(np.int64)
+        if np.any(rows != r) or np.any(r < 0) or np.any(r[:, 0] >= H) or np.any(r[:, 1:3] >= P):
+            raise InstanceError("links", f"rows must be integers with h < {H}, i, j < {P}, "
+                                "count >= 0")
+        if np.any(r[:, 1] == r[:, 2]):
+            raise InstanceError("links", "a link from a Pod to itself (i == j)")
+        np.add.at(C, (r[:, 0], r[:, 1], r[:, 2]), r[:, 3])
+        np.add.at(C, (r[:, 0], r[:, 2], r[:, 1]), r[:, 3])
+    else:
+        raise InstanceError(key, "missing (give the dense 'topology' or the sparse 'links')")
+    return validate_topology(C, fabric, key)
+
+
+def validate_topology(C, fabric: Fabric, field_name: str = "topology") -> np.ndarray:
+    """Eqs. (11)-(12) and C_iih = 0; returns C as int64."""
+    C = np.asarray(C, dtype=float)
+    shape = (fabric.H, fabric.pods, fabric.pods)
+    if C.shape != shape:
+        raise InstanceError(field_name, f"must have shape {shape} (H, P, P), got {C.shape}")
+    if not np.all(np.isfinite(C)) or np.any(C != np.round(C)) or np.any(C < 0):
+        raise InstanceError(field_name, "entries must be non-negative integers")
+    C = C.astype(np.int64)
+    asym = np.argwhere(C != C.transpose(0, 2, 1))
+    if len(asym):
+        h, i, j = asym[0]
+        raise InstanceError(field_name, f"not symmetric (eq. 11): C[{h}][{i}][{j}] = {C[h, i, j]} "
+                            f"but C[{h}][{j}][{i}] = {C[h, j, i]}")
+    if np.any(np.einsum("hii->hi", C)):
+        raise InstanceError(field_name, "diagonal C[h][i][i] must be 0")
+    load = C.sum(axis=2)
+    if np.any(load > fabric.k_spine):
+        h, i = np.argwhere(load > fabric.k_spine)[0]
+        raise InstanceError(field_name, f"spine {h} of Pod {i} has {load[h, i]} links > k_spine = "
+                            f"{fabric.k_spine} (eq. 12)")
+    return C
+
+
+def sparse_links(C: np.ndarray) -> list[list[int]]:
+    h, i, j = np.nonzero(np.triu(np.ones(C.shape[1:], dtype=bool), 1)[None] & (C > 0))
+    return np.stack([h, i, j, C[h, i, j]], axis=1).tolist()
+
+
+@dataclass
+class ReconfigInstance:
+    """OCS reconfiguration: reach logical topology C from the old configuration ``old``."""
+
+    fabric: Fabric
+    C: np.ndarray                 # (H, P, P) int
+    wiring: str = "cross"
+    old: OcsConfig | None = None  # None = no circuits yet
+    name: str = "lumos-reconfig"
+    meta: dict = field(default_factory=dict)
+
+    problem = "lumos-reconfig"
+
+    def __post_init__(self):
+        if self.wiring not in WIRINGS:
+            raise InstanceError("wiring", f"unknown wiring {self.wiring!r} (known: {', '.join(WIRINGS)})")
+        self.C = validate_topology(self.C, self.fabric)
+        w = self.wire
+        if self.old is None:
+            self.old = OcsConfig.empty(self.fabric, w)
+        if self.old.perm.shape != (self.fabric.H, w.n_ocs, w.n_ports):
+            raise InstanceError("old", f"configuration shape {self.old.perm.shape} does not match "
+                                f"(H, OCSes, ports) = {(self.fabric.H, w.n_ocs, w.n_ports)}")
+
+    @cached_property
+    def wire(self) -> Wiring:
+        return make_wiring(self.fabric, self.wiring)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ReconfigInstance":
+        fab = Fabric.from_dict(require(d, "fabric", dict))
+        wiring = str(d.get("wiring", "cross"))
+        if wiring not in WIRINGS:
+            raise InstanceError("wiring", f"unknown wiring {wiring!r} (known: {', '.join(WIRINGS)})")
+        w = make_wiring(fab, wiring)
+        old = None
+        if d.get("old") is not None:
+            o = d["old"]
+            if not isinstance(o, dict) or "circuits" not in o:
+                raise InstanceError("old", "must be an object with 'circuits': [[h, k, in, out], ...]")
+            old = OcsConfig.from_circuits(o["circuits"], (fab.H, w.n_ocs, w.n_ports), "old.circuits")
+        return cls(fab, parse_topology(d, fab), wiring, old, str(d.get("name", "lumos-reconfig")),
+                   dict(d.get("meta", {})))
+
+    def to_dict(self) -> dict:
+        d = {"problem": self.problem, "format": 1, "name": self.name,
+             "fabric": self.fabric.to_dict(), "wiring": self.wiring, "links": sparse_links(self.C)}
+        if (self.old.perm >= 0).any():
+            d["old"] = {"circuits": self.old.circuits().tolist()}
+        if self.meta:
+            d["meta"] = self.meta
+        return d

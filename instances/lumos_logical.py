@@ -1,0 +1,111 @@
+"""LumosCore logical-topology design ([002] 4.1): leaf-level requirement L and its split L_abh.
+
+Leaf a belongs to Pod a // (K_spine / tau). L is symmetric, zero within a Pod, and each leaf
+needs at most K_leaf cross-Pod paths. A solution assigns every requirement unit a -> b to a
+spine h (sparse rows (a, b, h, count)); eq. (7) turns it into the logical topology C.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from instances.errors import InstanceError, require
+from instances.lumos import Fabric
+
+
+def validate_requirement(L, fabric: Fabric, field_name: str = "requirement") -> np.ndarray:
+    L = np.asarray(L, dtype=float)
+    n = fabric.n_leaves
+    if L.shape != (n, n):
+        raise InstanceError(field_name, f"must be {n} x {n} (leaves), got {L.shape}")
+    if not np.all(np.isfinite(L)) or np.any(L != np.round(L)) or np.any(L < 0):
+        raise InstanceError(field_name, "entries must be non-negative integers")
+    L = L.astype(np.int64)
+    if np.any(L != L.T):
+        a, b = np.argwhere(L != L.T)[0]
+        raise InstanceError(field_name, f"not symmetric: L[{a}][{b}] = {L[a, b]}, L[{b}][{a}] = {L[b, a]}")
+    pod = fabric.pod_of_leaf(np.arange(n))
+    same = (pod[:, None] == pod[None, :]) & (L > 0)
+    if same.any():
+        a, b = np.argwhere(same)[0]
+        raise InstanceError(field_name, f"L[{a}][{b}] > 0 but leaves {a} and {b} share Pod {pod[a]}")
+    deg = L.sum(axis=1)
+    if np.any(deg > fabric.k_leaf):
+        a = int(np.argmax(deg))
+        raise InstanceError(field_name, f"leaf {a} needs {deg[a]} cross-Pod paths > k_leaf = "
+                            f"{fabric.k_leaf}")
+    return L
+
+
+@dataclass
+class LogicalInstance:
+    """Logical-topology design: split leaf-level requirement L over the H spines."""
+
+    fabric: Fabric
+    L: np.ndarray                 # (n_leaves, n_leaves) int
+    name: str = "lumos-logical"
+    meta: dict = field(default_factory=dict)
+
+    problem = "lumos-logical"
+
+    def __post_init__(self):
+        self.L = validate_requirement(self.L, self.fabric)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "LogicalInstance":
+        fab = Fabric.from_dict(require(d, "fabric", dict))
+        n = fab.n_leaves
+        if "requirement" in d:
+            L = d["requirement"]
+        else:
+            rows = np.asarray(require(d, "pairs", list) or np.zeros((0, 3)), dtype=float)
+            if rows.ndim != 2 or rows.shape[1] != 3 or np.any(rows != np.round(rows)) or \
+                    np.any(rows < 0) or np.any(rows[:, :2] >= n):
+                raise InstanceError("pairs", f"must be integer [a, b, count] rows with a, b < {n}")
+            r = rows.astype(np.int64)
+            L = np.zeros((n, n), dtype=np.int64)
+            np.add.at(L, (r[:, 0], r[:, 1]), r[:, 2])
+            np.add.at(L, (r[:, 1], r[:, 0]), r[:, 2])
+        return cls(fab, L, str(d.get("name", "lumos-logical")), dict(d.get("meta", {})))
+
+    def to_dict(self) -> dict:
+        a, b = np.nonzero(np.triu(self.L, 1))
+        d = {"problem": self.problem, "format": 1, "name": self.name,
+             "fabric": self.fabric.to_dict(),
+             "pairs": np.stack([a, b, self.L[a, b]], axis=1).tolist()}
+        if self.meta:
+            d["meta"] = self.meta
+        return d
+
+
+@dataclass
+class LogicalSolution:
+    """Sparse L_abh: rows (a, b, h, count), count > 0 (requirement a -> b via spine h)."""
+
+    entries: np.ndarray   # (n, 4) int64
+    meta: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_dense(cls, Lh: dict[int, np.ndarray] | np.ndarray) -> "LogicalSolution":
+        """From {h: (n x n)} or an (H, n, n) array."""
+        items = Lh.items() if isinstance(Lh, dict) else enumerate(Lh)
+        rows = []
+        for h, M in items:
+            a, b = np.nonzero(M)
+            rows.append(np.stack([a, b, np.full(len(a), h), np.asarray(M)[a, b]], axis=1))
+        return cls(np.concatenate(rows).astype(np.int64) if rows else np.zeros((0, 4), np.int64))
+
+    def topology(self, fabric: Fabric) -> np.ndarray:
+        """C_ijh by eq. (7), as (H, P, P)."""
+        e = self.entries
+        C = np.zeros((fabric.H, fabric.pods, fabric.pods), dtype=np.int64)
+        pod = fabric.pod_of_leaf
+        np.add.at(C, (e[:, 2], pod(e[:, 0]), pod(e[:, 1])), e[:, 3])
+        return C
+
+    def to_dict(self) -> dict:
+        d = {"entries": self.entries.tolist()}
+        if self.meta:
+            d["meta"] = self.meta
+        return d

@@ -1,0 +1,282 @@
+"""The ``lumos-reconfig`` problem type: OCS reconfiguration toward a logical topology C.
+
+Methods (spec 2.4-2.6): Cross Wiring ``itv-mdmcf`` (default), ``itv-mcf``, ``itv-ilp``;
+Uniform wiring ``uniform-ilp``, ``uniform-greedy``, ``helios``. Every result is checked by
+instances.lumos_check.check_config; objective = rewiring, eq. (7): sum |x - u|.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from heuristics.lumos_baselines import helios, uniform_greedy
+from heuristics.lumos_reconfig import itv_configure
+from instances.lumos import UNIVERSAL, Fabric, OcsConfig, ReconfigInstance, perm_from_matrix
+from instances.lumos_check import check_config, fibre_paths, realized_topology
+from instances.lumos_workloads import job_sequence, random_topology, topology_sequence
+from models.backend import Result, solve, solve_lexicographic
+from models.lumos_ilp import build_itv, build_uniform, extract_itv, extract_uniform, itv_start, \
+    uniform_start
+from toolkit.registry import Generator, Method, MethodOutput, OptionError, Problem, RunConfig, \
+    register_problem
+
+ILP_MAX_VARS = 400_000   # per group; above this the ILPs decline (--option max_vars=N forces)
+
+
+def _old_mats(inst: ReconfigInstance, h: int) -> np.ndarray:
+    return np.array([inst.old.matrix(h, k) for k in range(inst.wire.n_ocs)])
+
+
+def rewiring_bound(inst: ReconfigInstance) -> float | None:
+    """Lower bound on eq. (7) under cross/dual wiring: every link of C not in the old
+    configuration is 2 new circuits, every old link beyond C 2 removed ones, every old
+    unidirectional circuit 1 removed one."""
+    if inst.wiring not in UNIVERSAL:
+        return None
+    paths = fibre_paths(inst.fabric, inst.wire, inst.old.perm)
+    R = realized_topology(inst.fabric, paths)
+    return float(np.abs(inst.C - R).sum() + int((~paths["bidir"]).sum()))
+
+
+def combine(results: list[Result], runtime: float) -> Result:
+    """One record for the per-group solves (groups are independent, spec 2.4)."""
+    order = ("error", "time_limit_no_solution", "infeasible", "unbounded", "feasible", "optimal")
+    status = min((r.status for r in results), key=order.index) if results else "optimal"
+    out = Result(status, runtime_s=runtime,
+                 backend="/".join(sorted({r.backend for r in results})) or "none",
+                 backend_reason=results[0].backend_reason if results else "")
+    if status in ("optimal", "feasible"):
+        out.objective = sum(r.objective for r in results)
+        out.bound = sum(r.bound if r.bound is not None else -np.inf for r in results)
+        out.bound = None if not np.isfinite(out.bound) else out.bound
+    out.n_vars = sum(r.n_vars for r in results)
+    out.n_int_vars = sum(r.n_int_vars for r in results)
+    out.n_constrs = sum(r.n_constrs for r in results)
+    out.message = "; ".join(sorted({r.message for r in results if r.message}))
+    return out
+
+
+def _group_kw(cfg: RunConfig, H: int) -> dict:
+    kw = cfg.solve_kw()
+    if cfg.time_limit:                        # --time-limit is for the whole instance
+        kw["time_limit"] = cfg.time_limit / H
+    return kw
+
+
+def _check_wiring(inst, want):
+    if inst.wiring != want:
+        return f"needs {want} wiring (the instance has {inst.wiring})"
+    return None
+
+
+def run_itv_heuristic(aware: bool):
+    def run(inst: ReconfigInstance, cfg: RunConfig) -> MethodOutput:
+        simd = cfg.option("simd", "euler")
+        if simd not in ("euler", "flow"):
+            raise OptionError(f"option simd: expected euler or flow, got {simd!r}")
+        budget = cfg.option("refine_budget", 0.0, float) or None
+        conf = itv_configure(inst, aware=aware, simd=simd, refine=cfg.option("refine", False),
+                             time_budget=budget)
+        return MethodOutput(conf, metrics=_mrar(inst, conf, cfg))
+    return run
+
+
+def _itv_ilp_config(inst: ReconfigInstance, cfg: RunConfig):
+    reduced = cfg.option("model", "reduced") == "reduced"
+    if cfg.option("model", "reduced") not in ("reduced", "full"):
+        raise OptionError("option model: expected reduced or full")
+    seed = itv_configure(inst) if cfg.option("start", True) else None
+    conf, results = OcsConfig.empty(inst.fabric, inst.wire), []
+    t0 = time.perf_counter()
+    for h in range(inst.fabric.H):
+        model, hd = build_itv(inst.C[h], _old_mats(inst, h), reduced=reduced)
+        start = itv_start(hd, [seed.matrix(h, k) for k in range(inst.fabric.k_spine)]) if seed else None
+        res = solve(model, start=start, **_group_kw(cfg, inst.fabric.H))
+        results.append(res)
+        if not res.has_solution:
+            return None, combine(results, time.perf_counter() - t0)
+        for k, X in enumerate(extract_itv(hd, res)):
+            conf.perm[h, k] = perm_from_matrix(X)
+        model.dispose()
+    return conf, combine(results, time.perf_counter() - t0)
+
+
+def run_itv_ilp(inst: ReconfigInstance, cfg: RunConfig) -> MethodOutput:
+    """ITV-ILP: [001] ILP (1)-(7), one model per group (exact), MIP start from ITV-MDMCF."""
+    conf, res = _itv_ilp_config(inst, cfg)
+    return MethodOutput(conf, res)
+
+
+def run_uniform_ilp(inst: ReconfigInstance, cfg: RunConfig) -> MethodOutput:
+    """Uniform-ILP (spec 2.6 reconstruction of [001]'s Lagrangian model): per group,
+    lexicographic min unmet demand, then min rewiring; ``lam=L`` minimizes
+    L * unmet + rewiring instead."""
+    lam = cfg.option("lam", 0.0, float)
+    seed = None
+    if cfg.option("start", True):       # the greedy or Helios solution that places more links
+        seeds = [uniform_greedy(inst)] + ([helios(inst)] if cfg.option("helios_start", True) else [])
+        seed = min(seeds, key=lambda c: check_config(inst, c)[1]["shortfall"])
+    conf, results = OcsConfig.empty(inst.fabric, inst.wire), []
+    t0 = time.perf_counter()
+    K = inst.fabric.k_spine
+    for h in range(inst.fabric.H):
+        model, hd = build_uniform(inst.C[h], _old_mats(inst, h))
+        start = uniform_start(hd, [seed.matrix(h, k) for k in range(K)]) if seed else None
+        kw = _group_kw(cfg, inst.fabric.H)
+        if lam > 0:
+            model.setObjective(lam * hd.unmet + hd.rewiring)
+            res = solve(model, start=start, **kw)
+        else:
+            if kw.get("time_limit"):
+                kw["time_limit"] /= 2
+            stages = solve_lexicographic(model, [hd.unmet, hd.rewiring], start=start, **kw)
+            res = stages[-1] if stages[-1].has_solution else stages[0]
+            if len(stages) == 2 and stages[0].status != "optimal" and res.status == "optimal":
+                res.status = "feasible"     # stage 2 is optimal for a non-optimal stage 1 only
+        results.append(res)
+        if not res.has_solution:
+            return MethodOutput(None, combine(results, time.perf_counter() - t0))
+        for k, X in enumerate(extract_uniform(hd, res)):
+            conf.perm[h, k] = perm_from_matrix(X)
+        model.dispose()
+    out = combine(results, time.perf_counter() - t0)
+    out.bound = None        # a bound on the lexicographic objective, not on the rewiring
+    return MethodOutput(conf, out, _mrar(inst, conf, cfg))
+
+
+def _heur(fn):
+    def run(inst, cfg):
+        conf = fn(inst)
+        return MethodOutput(conf, metrics=_mrar(inst, conf, cfg))
+    return run
+
+
+def _mrar(inst: ReconfigInstance, conf: OcsConfig, cfg: RunConfig) -> dict:
+    """With ``--option mrar=1``: MRAR (eq. 16) of this step against ITV-ILP from the same
+    old configuration (Cross Wiring instances; the reference of [001] Fig. 7)."""
+    if not cfg.option("mrar", False):
+        return {}
+    if inst.wiring != "cross":            # its old state is not a Cross configuration
+        return {"mrar": None}
+    ref = inst
+    ilp, _ = _itv_ilp_config(ref, cfg)
+    if ilp is None:
+        return {"mrar": None}
+    cos_ref = check_config(ref, ilp)[1]["cos_old_new"]
+    cos_st = check_config(inst, conf)[1]["cos_old_new"]
+    return {"mrar": cos_st / cos_ref if cos_ref else None, "cos_itv_ilp": cos_ref}
+
+
+def run_realize(inst: ReconfigInstance, cfg: RunConfig) -> MethodOutput:
+    """Spec 1.4 realizability check under the instance's wiring (ignores the old
+    configuration): a configuration, or status ``infeasible`` with the proof in ``message``."""
+    from heuristics.lumos_realize import realize
+
+    kw = cfg.solve_kw()
+    r = realize(inst.fabric, inst.C, inst.wiring, backend=kw["backend"], time_limit=kw["time_limit"])
+    extra = {"realizable": r.realizable, "proof": r.proof}
+    if r.config is None:
+        status = "infeasible" if r.realizable is False else "time_limit_no_solution"
+        return MethodOutput(None, Result(status, message=r.proof), extra)
+    return MethodOutput(r.config, metrics=extra)
+
+
+def ilp_applicable(inst: ReconfigInstance, cfg: RunConfig, wiring: str) -> str | None:
+    if (reason := _check_wiring(inst, wiring)):
+        return reason
+    per_group = int((inst.C > 0).sum(axis=(1, 2)).max(initial=0)) * inst.fabric.k_spine
+    cap = cfg.option("max_vars", ILP_MAX_VARS, int)
+    if per_group > cap:
+        return f"about {per_group} binaries per group > max_vars={cap} (--option max_vars=N forces)"
+    return None
+
+
+def metrics(inst: ReconfigInstance, conf: OcsConfig):
+    bad, m = check_config(inst, conf)
+    m["lower_bound"] = rewiring_bound(inst)
+    m["groups"] = inst.fabric.H
+    return bad, m
+
+
+GEN_PARAMS = {
+    "pods": (int, 8, "P, Pods"), "k_leaf": (int, 4, "K_leaf"), "k_spine": (int, 4, "K_spine (even)"),
+    "tau": (int, 1, "links per (leaf, spine); H = k_leaf / tau groups"),
+    "k_ocs": (int, 512, "OCS ports"), "wiring": (str, "cross", "cross, uniform or dual"),
+    "kind": (str, "rings", "rings (job rings), matchings (sum of K perfect matchings), stubs, jobs "
+                           "(one job arrival/departure)"),
+    "churn": (float, 0.2, "fraction of components replaced from the old topology"),
+    "ring_max": (int, 8, "largest job ring (Pods)"), "seed": (int, 0, "random seed"),
+    "old": (str, "previous", "previous (old config = realization of the preceding topology) or none"),
+    "name": (str, "", "instance name"),
+}
+
+
+def generate(pods=8, k_leaf=4, k_spine=4, tau=1, k_ocs=512, wiring="cross", kind="rings", churn=0.2,
+             ring_max=8, seed=0, old="previous", name="") -> ReconfigInstance:
+    from instances.errors import InstanceError
+
+    fab = Fabric(pods, k_leaf, k_spine, tau, k_ocs)
+    if old not in ("previous", "none"):
+        raise InstanceError("old", f"must be previous or none, got {old!r}")
+    if kind == "jobs":
+        seq = job_sequence(fab, 1, seed=seed, ring_max=ring_max)
+    elif kind == "stubs" or old == "none":
+        seq = [random_topology(fab, kind, seed, ring_max)] * 2
+    else:
+        seq = topology_sequence(fab, 2, kind, churn, seed, ring_max)
+    prev = None
+    if old == "previous":
+        first = ReconfigInstance(fab, seq[0], wiring)
+        prev = {"cross": itv_configure, "uniform": uniform_greedy}.get(wiring)
+        if wiring == "dual":
+            from heuristics.lumos_reconfig import dual_realize
+            prev = dual_realize(fab, seq[0])
+        else:
+            prev = prev(first)
+    auto = f"{wiring}-{kind}-P{pods}-K{k_spine}-H{fab.H}-s{seed}"
+    return ReconfigInstance(fab, seq[-1], wiring, prev, name or auto,
+                            {"generator": dict(kind=kind, churn=churn, seed=seed, old=old)})
+
+
+OPT_ILP = "model=reduced|full start=1 max_vars=400000 mrar=0 (time limit split over the groups)"
+
+register_problem(Problem(
+    name="lumos-reconfig",
+    summary="LumosCore / Cross Wiring OCS reconfiguration with minimal rewiring (Han et al.)",
+    check=metrics,
+    objective="rewiring",
+    sense="min",
+    metrics=("rewiring", "lower_bound", "circuits", "circuits_added", "circuits_removed", "links",
+             "links_added", "links_removed", "reallocated_share", "cos_old_new", "demanded_links",
+             "realized_links", "shortfall", "realized", "ltrr", "realized_fraction", "mrar",
+             "cos_itv_ilp", "realizable", "proof"),
+    methods={m.name: m for m in [
+        Method("itv-mdmcf", "heuristic", run_itv_heuristic(True),
+               "ITV-MDMCF (reconstruction): rewiring-aware SIMD + FindConnection bisection MCFs",
+               "refine=0|1 (pairwise local search, an addition) refine_budget=S mrar=0",
+               applicable=lambda i, c: _check_wiring(i, "cross")),
+        Method("itv-mcf", "heuristic", run_itv_heuristic(False),
+               "ITV-MCF: rewiring-oblivious SIMD + FindConnection (MinRewiring MCF baseline)",
+               "simd=euler|flow mrar=0", applicable=lambda i, c: _check_wiring(i, "cross")),
+        Method("itv-ilp", "model", run_itv_ilp,
+               "ITV-ILP: [001] ILP (1)-(7), linearized MinRewiring, one model per OCS group",
+               OPT_ILP, applicable=lambda i, c: ilp_applicable(i, c, "cross"), exact=True),
+        Method("uniform-ilp", "model", run_uniform_ilp,
+               "Uniform-ILP: lexicographic min unmet demand, then min rewiring (spec 2.6)",
+               "lam=0 (>0: lam*unmet + rewiring) start=1 helios_start=1 max_vars=400000 mrar=0",
+               applicable=lambda i, c: ilp_applicable(i, c, "uniform")),
+        Method("uniform-greedy", "heuristic", _heur(uniform_greedy),
+               "Uniform-Greedy: keep old circuits, then lowest free OCS per unit (spec 2.6)",
+               "mrar=0", applicable=lambda i, c: _check_wiring(i, "uniform")),
+        Method("realize", "heuristic", run_realize,
+               "realizability of C under the instance's wiring (spec 1.4): a configuration or "
+               "a proof of failure (odd-set certificate / infeasible colouring ILP)"),
+        Method("helios", "heuristic", _heur(helios),
+               "Helios: max-weight matching per OCS on the residual demand (spec 2.6)",
+               "mrar=0", applicable=lambda i, c: _check_wiring(i, "uniform")),
+    ]},
+    default_method="itv-mdmcf",
+    bound=rewiring_bound,
+    generator=Generator(generate, GEN_PARAMS),
+))

@@ -133,6 +133,9 @@ def gpt_matrix(noise: float = 0.003, rng: np.random.Generator | None = None, **s
     return add_noise(sinkhorn(gpt_traffic(**sizes)), noise, rng or np.random.default_rng())
 
 
+MAX_LOG_SIGMA = 10.0     # log-popularity sigmas above this make one expert take all tokens
+
+
 def moe_traffic(n: int = 64, top_k: int = 8, tokens_per_gpu: int = 4096, moe_layers: int = 28,
                 pop_sigma: float = 0.25, drift_sigma: float = 0.1, include_combine: bool = False,
                 local: bool = False, rng: np.random.Generator | None = None) -> np.ndarray:
@@ -148,8 +151,9 @@ def moe_traffic(n: int = 64, top_k: int = 8, tokens_per_gpu: int = 4096, moe_lay
                     ("moe_layers", moe_layers)):
         if v < 1:
             raise InstanceError(name, f"must be >= 1, got {v}")
-    if pop_sigma < 0 or drift_sigma < 0:
-        raise InstanceError("pop_sigma", "popularity and drift sigmas must be >= 0")
+    for name, v in (("pop_sigma", pop_sigma), ("drift_sigma", drift_sigma)):
+        if not (np.isfinite(v) and 0 <= v <= MAX_LOG_SIGMA):     # NaN fails every comparison
+            raise InstanceError(name, f"must be a finite number in [0, {MAX_LOG_SIGMA:g}], got {v}")
     z = rng.normal(0.0, pop_sigma, n)
     D = np.zeros((n, n))
     for _ in range(moe_layers):
@@ -203,6 +207,8 @@ def generate(workload: str = "benchmark", n: int = 0, m: int = 16, large: int = 
         raise InstanceError("large_share", f"must be in (0, 1), got {large_share}")
     if not np.isfinite(noise) or noise < 0:
         raise InstanceError("noise", f"must be >= 0, got {noise}")
+    if seed < 0:
+        raise InstanceError("seed", f"must be >= 0, got {seed}")
     rng = np.random.default_rng(seed)
     tag = f"-s{switches}-d{delay:g}-seed{seed}"
     if workload == "benchmark":

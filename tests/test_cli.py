@@ -305,3 +305,15 @@ def test_spectra_ai_workloads_and_comparators_from_the_cli(tmp_path):
     code, _, err = cli("solve", tmp_path / "gpt.json", "--method", "spectra-eclipse",
                        "--option", "alpha_search=bogus")
     assert code == 2 and "alpha_search" in err
+
+
+@pytest.mark.parametrize("args, field", [
+    (("--workload", "benchmark", "--seed", -1), "'seed'"),
+    (("--workload", "moe", "--pop-sigma", "nan"), "'pop_sigma'"),
+    (("--workload", "moe", "--pop-sigma", "inf"), "'pop_sigma'"),
+])
+def test_spectra_generate_bad_parameter_is_one_line_exit_2(tmp_path, args, field):
+    f = tmp_path / "x.json"
+    code, _, err = cli("generate", "spectra", *args, "-o", f)
+    assert code == 2 and field in err and "Traceback" not in err and not f.exists()
+    assert len(err.strip().splitlines()) == 1

@@ -66,7 +66,19 @@ def test_sinkhorn_rejects_an_empty_line():
     (dict(workload="gpt", n=20), "'n'"), (dict(workload="moe", top_k=0), "'top_k'"),
     (dict(workload="moe", noise=-0.1), "'noise'"), (dict(workload="gpt", tp=0), "'tp'"),
     (dict(workload="moe", pop_sigma=-1.0), "'pop_sigma'"),
+    (dict(workload="benchmark", seed=-1), "'seed'"), (dict(workload="moe", seed=-5), "'seed'"),
+    (dict(workload="moe", pop_sigma=float("nan")), "'pop_sigma'"),
+    (dict(workload="moe", pop_sigma=float("inf")), "'pop_sigma'"),
+    (dict(workload="moe", pop_sigma=1e300), "'pop_sigma'"),
 ])
 def test_generate_rejects_bad_parameters(kw, field):
     with pytest.raises(InstanceError, match=field):
         generate(**kw)
+
+
+@pytest.mark.parametrize("sigma", [float("nan"), float("inf"), -0.1])
+def test_moe_traffic_names_the_bad_sigma(sigma):
+    with pytest.raises(InstanceError, match="'drift_sigma'"):
+        moe_traffic(n=4, drift_sigma=sigma)
+    with pytest.raises(InstanceError, match="'pop_sigma'"):
+        moe_traffic(n=4, pop_sigma=sigma)

@@ -79,8 +79,13 @@ def evaluate(D: np.ndarray, s_grid, delta_grid, methods=METHODS, **tags) -> list
 
 
 def point_means(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """Mean makespan per plotted point (keys) and method, methods as columns."""
-    return df.pivot_table(index=keys, columns="method", values="makespan", aggfunc="mean").reset_index()
+    """Mean makespan per plotted point (keys) and method, methods as columns, and the ratio
+    ``spectra_over_lb`` of the two means when both are there."""
+    pts = df.pivot_table(index=keys, columns="method", values="makespan", aggfunc="mean").reset_index()
+    pts.columns.name = None
+    if {"spectra", "lb"} <= set(pts.columns):
+        pts["spectra_over_lb"] = pts.spectra / pts.lb
+    return pts
 
 
 def average_factors(pts: pd.DataFrame, group: list[str]) -> pd.DataFrame:

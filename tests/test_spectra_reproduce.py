@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 import benchmarks.spectra_figs as figs
 import benchmarks.spectra_gap as gap
@@ -24,7 +25,7 @@ def test_fig6_pipeline(tmp_path, monkeypatch):
         assert (pts[m] >= pts["lb"] - 1e-9).all()     # the mean LB is below every mean
     assert (pts["spectra"] <= pts["spectra-noeq"] + 1e-12).all()
     md = (tmp_path / "spectra_fig6.md").read_text()
-    assert "| gpt | Baseline / Spectra | 1.4 |" in md and "| moe | Baseline / Spectra | 1.9 |" in md
+    assert "| gpt | 2 | Baseline / Spectra | 1.4 |" in md and "| moe | 2 | Baseline / Spectra | 1.9 |" in md
     assert "reproduce spectra-fig6 --quick" in md
 
 
@@ -32,7 +33,7 @@ def test_fig9_pipeline(tmp_path, monkeypatch):
     tiny_grid(monkeypatch)
     figs.run_fig9(quick=True, out_dir=tmp_path)
     md = (tmp_path / "spectra_fig9.md").read_text()
-    assert "| benchmark | Baseline / Spectra | 2.4 |" in md
+    assert "| benchmark | 2 | Baseline / Spectra | 2.4 |" in md
     pts = pd.read_csv(tmp_path / "spectra_fig9.csv")
     assert (pts["baseline"] > pts["spectra"]).all()   # "vastly outperforms" holds on any draw
 
@@ -48,3 +49,19 @@ def test_gap_study_pipeline(tmp_path, monkeypatch):
     assert len(df) == 2 and (df.milp_status == "optimal").all()
     assert (df.lb <= df.opt_T + 1e-7).all() and (df.opt_T <= df.spectra + 1e-7).all()
     assert "LB <= OPT_T <= Spectra on every instance: **yes**" in (tmp_path / "spectra_gap.md").read_text()
+
+
+def test_factor_table_compares_the_paper_only_with_s_2_and_4():
+    """s = 8 is our extra grid value: pooled rows exist but never carry the paper's number,
+    and the s = 2, 4 factor is the mean over those points only."""
+    pts = pd.DataFrame([dict(workload="gpt", s=s, delta=d, spectra=1.0, baseline=b, lb=0.8)
+                        for s, b in ((2, 1.1), (4, 1.3), (8, 1.9)) for d in (0.01, 0.1)])
+    md = "\n".join(figs._factors_md(pts, ["workload"]))
+    rows = {tuple(c.strip() for c in line.split("|")[1:5]): float(line.split("|")[5])
+            for line in md.splitlines() if line.startswith("| gpt")}
+    assert rows[("gpt", "2, 4", "Baseline / Spectra", "1.4")] == pytest.approx(1.2)
+    assert rows[("gpt", "2, 4, 8", "Baseline / Spectra", "-")] == pytest.approx(1.4333, abs=1e-3)
+    assert rows[("gpt", "2, 4", "Spectra / LB", "close to LB")] == pytest.approx(1.25)
+    assert len(rows) == 4
+    only_8 = "\n".join(figs._factors_md(pts[pts.s == 8], ["workload"]))
+    assert "| gpt | 8 | Baseline / Spectra | - |" in only_8       # no paper-like s: no paper value

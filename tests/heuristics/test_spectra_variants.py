@@ -53,6 +53,32 @@ def test_eclipse_splits_where_decompose_does_not():
     assert verified_makespan(two, spectra(two)) == pytest.approx(0.26)
 
 
+def test_eclipse_progress_rule_raises_alpha_to_the_smallest_matched_entry():
+    """D = [[0.1, 0.5, 0], [0.5, 0, 0], [0, 0, 0.9]], delta = 0.01, quantiles = 2: the
+    candidates are 0.1 and 0.9 only. U(0.1) = 0.3/0.11 = 2.73 > U(0.9) = 1.9/0.91 = 2.09, and
+    the matching at 0.1 is (0,1), (1,0), (2,2), all above 0.1: no entry would be used up, so the
+    progress rule raises alpha to 0.5 (U = 1.5/0.51 = 2.94, the exhaustive search's choice;
+    0.5 is not a quantile candidate). Then 0.1 on (0,0), (2,2) and 0.3 on (2,2)."""
+    D = np.array([[0.1, 0.5, 0.0], [0.5, 0.0, 0.0], [0.0, 0.0, 0.9]])
+    _, alpha, u = best_configuration(D, 0.01, 0.0, "quantile", quantiles=2)
+    assert alpha == 0.1 and u == pytest.approx(0.3 / 0.11)
+    for search in ("quantile", "exhaustive"):
+        dec = eclipse_decompose(D, 0.01, search, quantiles=2)
+        assert dec.alphas.tolist() == pytest.approx([0.5, 0.1, 0.3])
+        assert [p.tolist() for p in dec.perms] == [[1, 0, 2], [0, -1, 2], [-1, -1, 2]]
+    inst = SpectraInstance(D, 2, 0.01)
+    verified_makespan(inst, spectra(inst, dec=dec))
+
+
+@pytest.mark.parametrize("kw", [dict(quantiles=0), dict(quantiles=1), dict(quantiles=2.5),
+                                dict(alpha_search="bogus")])
+def test_eclipse_rejects_bad_search_options(kw):
+    with pytest.raises(ValueError, match="quantiles|alpha_search"):
+        eclipse_decompose(example_matrix(), 0.01, **kw)
+    with pytest.raises(ValueError, match="quantiles|alpha_search"):
+        best_configuration(example_matrix(), 0.01, 0.0, **kw)
+
+
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(2, 9), delta=st.floats(0.0, 0.2),
        search=st.sampled_from(["exhaustive", "quantile"]))

@@ -22,7 +22,7 @@ from benchmarks.spectra_eval import (METHODS, average_factors, evaluate, plot_pa
                                      runtime_table)
 from heuristics.spectra_bounds import prob_degree
 from heuristics.spectra_decompose import degree
-from instances.spectra_workloads import benchmark_matrix, gpt_matrix, moe_matrix
+from instances.spectra_workloads import benchmark_matrix, gpt_matrix, gpt_traffic, moe_matrix
 
 DELTAS = (0.01, 0.02, 0.04, 0.06, 0.08, 0.10)
 DELTAS_QUICK = (0.01, 0.04, 0.10)
@@ -139,8 +139,20 @@ def _runs(quick: bool) -> int:
     return QUICK_RUNS if quick else RUNS
 
 
+def gpt_entries() -> pd.DataFrame:
+    """The three link classes of the noise-free GPT matrix (spec 4.2): raw bytes per iteration
+    and the Sinkhorn-normalized entries (first/last pipeline stages have no PP predecessor or
+    successor, so their rows scale a little differently)."""
+    T, D = gpt_traffic(), gpt_matrix(0.0)
+    volumes = sorted(np.unique(T[T > 0]), reverse=True)
+    assert len(volumes) == 3, volumes             # TP > DP > PP for the default sizes
+    return pd.DataFrame([dict(link=link, bytes_per_iteration=b, entries=int((T == b).sum()),
+                              normalized_min=D[T == b].min(), normalized_max=D[T == b].max())
+                         for link, b in zip(("TP", "DP", "PP"), volumes)])
+
+
 def _delta_fig(name, title, workloads, methods, quick, out_dir, s_grid=None, noises=(None,),
-               note=""):
+               note="", extra=()):
     runs, deltas, s_grid = _runs(quick), DELTAS_QUICK if quick else DELTAS, s_grid or S_GRID
     df = sweep(workloads, s_grid, deltas, runs, methods, noises)
     keys = ["workload", "noise", "s", "delta"]
@@ -149,7 +161,8 @@ def _delta_fig(name, title, workloads, methods, quick, out_dir, s_grid=None, noi
                  f"delta in {list(deltas)}, s in {list(s_grid)}.") + ([note, ""] if note else [])
     md += _factors_md(pts, ["workload"])
     per = ["workload", "noise", "s"] if len(noises) > 1 else ["workload", "s"]
-    md += [f"Per {', '.join(per[1:])}:", "", md_table(average_factors(pts, per), ".3f"), ""]
+    md += [f"Per {', '.join(per[1:])}:", "", md_table(average_factors(pts, per), ".3f"), "",
+           *extra]
     # one panel per (workload, s); Fig. 8 draws one line per noise level
     pts["panel"] = pts.workload + ", s=" + pts.s.astype(str)
     png_args = dict(panel="panel", x="delta", series="noise" if len(noises) > 1 else None,
@@ -160,8 +173,11 @@ def _delta_fig(name, title, workloads, methods, quick, out_dir, s_grid=None, noi
 
 
 def run_fig6(quick=False, out_dir=Path("results")):
+    gpt = ["## GPT entries (noise-free matrix, spec 4.2: TP=4, PP=4, DP=2, Sinkhorn-normalized)",
+           "", md_table(gpt_entries(), ".4g"), ""]
     return _delta_fig("fig6", "Spectra Fig. 6: AI workloads, makespan vs delta", ("gpt", "moe"),
-                      ("spectra", "spectra-eclipse", "baseline", "spectra-noeq"), quick, out_dir)
+                      ("spectra", "spectra-eclipse", "baseline", "spectra-noeq"), quick, out_dir,
+                      extra=gpt)
 
 
 def run_fig7(quick=False, out_dir=Path("results")):

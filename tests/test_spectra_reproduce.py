@@ -27,6 +27,8 @@ def test_fig6_pipeline(tmp_path, monkeypatch):
     md = (tmp_path / "spectra_fig6.md").read_text()
     assert "| gpt | 2 | Baseline / Spectra | 1.4 |" in md and "| moe | 2 | Baseline / Spectra | 1.9 |" in md
     assert "reproduce spectra-fig6 --quick" in md
+    assert "| TP | 4.027e+09 | 32 | 0.9062 | 0.9105 |" in md      # GPT entries (spec 4.2)
+    assert "| PP | 2.097e+07 | 48 | 0.00472 | 0.004731 |" in md
 
 
 def test_fig9_pipeline(tmp_path, monkeypatch):

@@ -201,6 +201,8 @@ def test_reproduce_worked_example(tmp_path):
     assert code == 0, err
     text = (tmp_path / "spectra_example.md").read_text()
     assert "| Final makespan | 0.525 | 0.525 |" in text
+    assert "| Baseline makespan | not stated | 0.535 |" in text      # hand-checked in the tests
+    assert "| Spectra (Eclipse) makespan | not stated | 0.525 |" in text
     assert cli("reproduce", "nope")[0] == 2
 
 

@@ -313,6 +313,9 @@ def test_spectra_ai_workloads_and_comparators_from_the_cli(tmp_path):
     (("--workload", "benchmark", "--seed", -1), "'seed'"),
     (("--workload", "moe", "--pop-sigma", "nan"), "'pop_sigma'"),
     (("--workload", "moe", "--pop-sigma", "inf"), "'pop_sigma'"),
+    (("--workload", "gpt", "--tp", 1, "--pp", 1, "--dp", 1), "'tp*pp*dp'"),
+    (("--workload", "moe", "--n", 1, "--top-k", 1), "'n'"),
+    (("--workload", "benchmark", "--n", 100000), "'n'"),
 ])
 def test_spectra_generate_bad_parameter_is_one_line_exit_2(tmp_path, args, field):
     f = tmp_path / "x.json"

@@ -1,6 +1,8 @@
 """Spectra AI workload generators (spec 4.2, 4.3, 8.11): structure, normalization, seeds."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -81,10 +83,22 @@ def test_sinkhorn_rejects_an_empty_line():
     (dict(workload="moe", pop_sigma=float("nan")), "'pop_sigma'"),
     (dict(workload="moe", pop_sigma=float("inf")), "'pop_sigma'"),
     (dict(workload="moe", pop_sigma=1e300), "'pop_sigma'"),
+    (dict(workload="gpt", tp=1, pp=1, dp=1), "'tp*pp*dp'"),
+    (dict(workload="gpt", tp=64, pp=64, dp=1), "'tp*pp*dp'"),
+    (dict(workload="gpt", tp=1, pp=3, dp=1), "'pp'"), (dict(workload="gpt", tp=1, pp=4, dp=1), "'pp'"),
+    (dict(workload="moe", n=1, top_k=1), "'n'"), (dict(workload="benchmark", n=100_000), "'n'"),
+    (dict(workload="random", n=2000), "'n'"), (dict(workload="benchmark", m=5000), "'m'"),
 ])
 def test_generate_rejects_bad_parameters(kw, field):
-    with pytest.raises(InstanceError, match=field):
+    with pytest.raises(InstanceError, match=re.escape(field)):
         generate(**kw)
+
+
+@pytest.mark.parametrize("tp, pp, dp", [(1, 2, 1), (2, 1, 1), (1, 1, 2), (1, 3, 2), (2, 3, 1)])
+def test_small_gpt_layouts_are_doubly_stochastic(tp, pp, dp):
+    D = generate("gpt", tp=tp, pp=pp, dp=dp, noise=0.0).demand
+    assert D.shape == (tp * pp * dp,) * 2
+    assert np.allclose(D.sum(axis=0), 1, atol=1e-9) and np.allclose(D.sum(axis=1), 1, atol=1e-9)
 
 
 @pytest.mark.parametrize("sigma", [float("nan"), float("inf"), -0.1])

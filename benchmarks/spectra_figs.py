@@ -19,9 +19,10 @@ import pandas as pd
 
 from benchmarks.common import machine, md_table, write_report
 from benchmarks.spectra_eval import (METHODS, average_factors, evaluate, plot_panels, point_means,
-                                     runtime_table)
+                                     pyplot, runtime_table, save_figure)
 from heuristics.spectra_bounds import prob_degree
 from heuristics.spectra_decompose import degree
+from instances.spectra import max_line_sum
 from instances.spectra_workloads import benchmark_matrix, gpt_matrix, gpt_traffic, moe_matrix
 
 DELTAS = (0.01, 0.02, 0.04, 0.06, 0.08, 0.10)
@@ -71,10 +72,6 @@ def sweep(workloads, s_grid, deltas, runs, methods=METHODS, noises=(None,), ms=(
                                      noise="default" if noise is None else noise, m=m,
                                      degree=degree(D), max_line_sum=max_line_sum(D))
     return pd.DataFrame(recs)
-
-
-def max_line_sum(D: np.ndarray) -> float:
-    return float(max(D.sum(axis=0).max(), D.sum(axis=1).max()))
 
 
 def _cmd(target: str, quick: bool) -> str:
@@ -236,11 +233,6 @@ def run_vs_s(quick=False, out_dir=Path("results")):
 
 def run_fig5(quick=False, out_dir=Path("results")):
     """Fig. 5: heatmap of one synthetic MoE matrix (the paper's is qualitative only)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     D = matrix("moe", SEED0)
     runs = _runs(quick)
     stats = []
@@ -252,15 +244,13 @@ def run_fig5(quick=False, out_dir=Path("results")):
                           cv_entries=M[M > 0].std() / M[M > 0].mean()))
     st = pd.DataFrame(stats)
     png = out_dir / "spectra_fig5.png"
-    fig, ax = plt.subplots(figsize=(5.2, 4.4))
+    fig, ax = pyplot().subplots(figsize=(5.2, 4.4))
     im = ax.imshow(D, cmap="viridis")
     ax.set_xlabel("receiver GPU (expert)")
     ax.set_ylabel("sender GPU")
     ax.set_title(f"synthetic Qwen2-57B MoE matrix, seed {SEED0}")
     fig.colorbar(im, ax=ax)
-    fig.tight_layout()
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
+    save_figure(fig, png)
     summ = st.drop(columns="seed").agg(["mean", "min", "max"]).T.reset_index()
     summ.columns = ["statistic", "mean", "min", "max"]
     md = _header("Spectra Fig. 5: MoE traffic matrix", "spectra-fig5", quick, runs,
@@ -292,12 +282,7 @@ def run_fig11(quick=False, out_dir=Path("results")):
                              eq10_approximation=prob_degree(n, k)))
     t = pd.DataFrame(rows)
     png = out_dir / "spectra_fig11.png"
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+    fig, axes = pyplot().subplots(1, 2, figsize=(9, 3.5))
     for ax, (panel, x) in zip(axes, (("a: n=100", "k"), ("b: k=16", "n"))):
         u = t[t.panel == panel]
         ax.plot(u[x], u.simulated, "o-", label=f"simulation ({trials} trials)")
@@ -307,9 +292,7 @@ def run_fig11(quick=False, out_dir=Path("results")):
         ax.set_title(panel)
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
+    save_figure(fig, png)
     md = ["# Spectra Fig. 11: probability that the sum of k random permutations has degree k", "",
           f"Regenerate: `{_cmd('spectra-fig11', quick)}` ({trials} trials per point, seed {SEED0}). "
           f"Machine: {machine()}.", "",

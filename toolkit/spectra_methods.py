@@ -111,7 +111,7 @@ def run_baseline_milp(inst: SpectraInstance, cfg: RunConfig) -> MethodOutput:
     eps = cfg.option("split_eps", 0.0)
     if not eps >= 0:
         raise OptionError(f"option split_eps: expected a number >= 0, got {eps}")
-    model, h = build_split_milp(inst.demand, inst.switches, eps=eps)
+    model, h = build_split_milp(inst, eps=eps)
     kw = cfg.solve_kw()
     kw["time_limit"] = kw["time_limit"] or SPLIT_TIME_LIMIT
     start = split_start(h, greedy_split(inst.demand, inst.switches)) \
@@ -119,7 +119,7 @@ def run_baseline_milp(inst: SpectraInstance, cfg: RunConfig) -> MethodOutput:
     res = solve(model, start=start, **kw)
     if not res.has_solution:
         return MethodOutput(None, res)
-    parts = extract_split(h, res, inst.demand)
+    parts = extract_split(h, res)
     sched = baseline(inst, parts=parts, edge_mode=_spectra_opts(cfg)["edge_mode"])
     # The MILP optimizes the split's nonzero count, not the makespan: report its status
     # and values as split_* and keep its bound out of the makespan columns.

@@ -226,6 +226,9 @@ def run_vs_s(quick=False, out_dir=Path("results")):
     md = _header("Spectra: makespan versus the number of OCSes s (delta = 0.04)", "spectra-vs-s",
                  quick, runs, f"s in {list(s_grid)} (the paper plots two unstated values of s).")
     md += _factors_md(pts[pts.s > 1], ["workload"], paper={})
+    md += ["Per s (one point each: the ratio of the two means):", "",
+           md_table(average_factors(pts, ["workload", "s"]).drop(
+               columns=["geomean", "min", "max", "points"]), ".3f"), ""]
     png_args = dict(panel="workload", x="s", series=None, methods=[*METHODS, "lb"],
                     xlabel="number of OCSes s")
     return _write("vs_s", md, pts, df, png_args, out_dir)

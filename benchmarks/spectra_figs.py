@@ -12,6 +12,7 @@ Writes results/spectra_<fig>.{md,csv,png}.
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -62,6 +63,8 @@ def matrix(workload: str, seed: int, noise: float | None = None, m: int = 16) ->
 
 
 def sweep(workloads, s_grid, deltas, runs, methods=METHODS, noises=(None,), ms=(16,)) -> pd.DataFrame:
+    """Every method on every matrix and grid point; ``attrs["wall_s"]`` is the sweep's wall time."""
+    t0 = time.perf_counter()
     recs = []
     for w in workloads:
         for noise in noises:
@@ -71,7 +74,14 @@ def sweep(workloads, s_grid, deltas, runs, methods=METHODS, noises=(None,), ms=(
                     recs += evaluate(D, s_grid, deltas, methods, workload=w, seed=SEED0 + r,
                                      noise="default" if noise is None else noise, m=m,
                                      degree=degree(D), max_line_sum=max_line_sum(D))
-    return pd.DataFrame(recs)
+    df = pd.DataFrame(recs)
+    df.attrs["wall_s"] = time.perf_counter() - t0
+    return df
+
+
+def _wall(seconds: float) -> str:
+    return (f"Wall time of this run: {seconds:.0f} s (on the machine above, as loaded as its "
+            "load average says).")
 
 
 def _cmd(target: str, quick: bool) -> str:
@@ -134,7 +144,8 @@ def _write(name, md, pts, df, png_args, out_dir, group=("workload",)):
                .reset_index(), ".4g"), "",
            "## Runtime per instance (ms; decomposition included), configurations and sum(alpha) "
            "per schedule", "", md_table(runtime_table(df, list(group)), ".4g"), "",
-           "## Mean makespan per point", "", md_table(pts.round(5), ".5g"), ""]
+           "## Mean makespan per point", "", md_table(pts.round(5), ".5g"), "",
+           _wall(df.attrs["wall_s"]), ""]
     return [*write_report(out_dir, f"spectra_{name}", md, {f"spectra_{name}.csv": pts}), png]
 
 
@@ -236,6 +247,7 @@ def run_vs_s(quick=False, out_dir=Path("results")):
 
 def run_fig5(quick=False, out_dir=Path("results")):
     """Fig. 5: heatmap of one synthetic MoE matrix (the paper's is qualitative only)."""
+    t0 = time.perf_counter()
     D = matrix("moe", SEED0)
     runs = _runs(quick)
     stats = []
@@ -263,12 +275,13 @@ def run_fig5(quick=False, out_dir=Path("results")):
            "\"strongly sub-stochastic\" with \"a few columns of highest-weight destination "
            "experts\" (qualitative only). Ours: 64 experts, top-8, 28 MoE layers, log-popularity "
            "sigma 0.25, diagonal zero (local tokens), divided by the max line sum (spec 4.3).", "",
-           md_table(summ, ".4g"), ""]
+           md_table(summ, ".4g"), "", _wall(time.perf_counter() - t0), ""]
     return [*write_report(out_dir, "spectra_fig5", md, {"spectra_fig5.csv": st}), png]
 
 
 def run_fig11(quick=False, out_dir=Path("results")):
     """Fig. 11 / Appendix: P(degree(D) = k) for sums of k random permutations vs Eq. 10."""
+    t0 = time.perf_counter()
     trials = 200 if quick else 500
     rng = np.random.default_rng(SEED0)
     rows = []
@@ -302,5 +315,5 @@ def run_fig11(quick=False, out_dir=Path("results")):
           "Paper: \"the approximation is close\"; \"for n beyond 50, it is highly likely that its "
           "degree will be 16\". Spec 3.5 (its own simulation, 500 trials): n=100 gives 1.0, 0.998, "
           "0.534 for k = 16, 24, 32; k=16 gives 0.006, 0.366, 0.888, 0.998 for n = 20, 30, 40, 50.",
-          "", md_table(t, ".4f"), ""]
+          "", md_table(t, ".4f"), "", _wall(time.perf_counter() - t0), ""]
     return [*write_report(out_dir, "spectra_fig11", md, {"spectra_fig11.csv": t}), png]

@@ -29,6 +29,7 @@ def test_fig6_pipeline(tmp_path, monkeypatch):
     assert "reproduce spectra-fig6 --quick" in md
     assert "| TP | 4.027e+09 | 32 | 0.9062 | 0.9105 |" in md      # GPT entries (spec 4.2)
     assert "| PP | 2.097e+07 | 48 | 0.00472 | 0.004731 |" in md
+    assert "Wall time of this run:" in md          # durations are measured, not guessed
 
 
 def test_fig9_pipeline(tmp_path, monkeypatch):

@@ -71,14 +71,18 @@ def test_factor_table_compares_the_paper_only_with_s_2_and_4():
 
 
 def test_factor_table_paper_column_only_where_comparable():
-    """Fig. 8: the paper's averages come from Fig. 6 (noise 0.3%), so the sigma = 1% rows get
-    none; Fig. 10 quotes its own qualitative claims, not Fig. 9's 2.4 and 1.2."""
-    pts = pd.DataFrame([dict(workload="moe", noise=noise, s=s, delta=0.04, spectra=1.0,
+    """Fig. 8: the paper's averages come from Fig. 6 (GPT with 0.3% noise, MoE without), so only
+    the GPT sigma = 0.3% rows get them; Fig. 10 quotes its own qualitative claims, not Fig. 9's
+    2.4 and 1.2."""
+    pts = pd.DataFrame([dict(workload=w, noise=noise, s=s, delta=0.04, spectra=1.0,
                              **{"spectra-eclipse": e}, lb=0.9)
-                        for noise, e in ((0.003, 1.7), (0.01, 1.5)) for s in (2, 4)])
-    md = "\n".join(figs._factors_md(pts, ["workload", "noise"], paper_when={"noise": 0.003}))
-    assert "| moe | 0.003 | 2, 4 | Spectra (Eclipse) / Spectra | 1.8 | 1.700 |" in md
-    assert "| moe | 0.010 | 2, 4 | Spectra (Eclipse) / Spectra | - | 1.500 |" in md
+                        for w in ("gpt", "moe") for noise, e in ((0.003, 1.7), (0.01, 1.5))
+                        for s in (2, 4)])
+    md = "\n".join(figs._factors_md(pts, ["workload", "noise"],
+                                    paper_when={"workload": "gpt", "noise": 0.003}))
+    assert "| gpt | 0.003 | 2, 4 | Spectra (Eclipse) / Spectra | 1.1 | 1.700 |" in md
+    assert "| gpt | 0.010 | 2, 4 | Spectra (Eclipse) / Spectra | - | 1.500 |" in md
+    assert "| moe | 0.003 | 2, 4 | Spectra (Eclipse) / Spectra | - | 1.700 |" in md
     bench = pd.DataFrame([dict(workload="benchmark", s=4, delta=0.04, spectra=1.0, baseline=2.0,
                                lb=0.9)])
     md = "\n".join(figs._factors_md(bench, ["workload"], paper=figs.PAPER_FIG10))

@@ -45,8 +45,11 @@ def _verified(inst: SpectraInstance, sched, method: str) -> dict:
 def evaluate(D: np.ndarray, s_grid, delta_grid, methods=METHODS, **tags) -> list[dict]:
     """One record per (s, delta, method) plus the lower bound ("lb") for one matrix D."""
     recs = []
-    out = lambda s, d, m, mk, rt, nc, sa: recs.append(dict(
-        tags, s=s, delta=d, method=m, makespan=mk, runtime_ms=rt * 1e3, n_configs=nc, sum_alpha=sa))
+
+    def record(s, delta, method, makespan, runtime_s, n_configs=0, sum_alpha=0.0):
+        recs.append(dict(tags, s=s, delta=delta, method=method, makespan=makespan,
+                         runtime_ms=runtime_s * 1e3, n_configs=n_configs, sum_alpha=sum_alpha))
+
     dec, t_dec = _timed(decompose, D) if {"spectra", "spectra-noeq"} & set(methods) else (None, 0)
     ecl = {d: _timed(eclipse_decompose, D, d) for d in delta_grid} \
         if "spectra-eclipse" in methods else {}
@@ -71,16 +74,21 @@ def evaluate(D: np.ndarray, s_grid, delta_grid, methods=METHODS, **tags) -> list
                 else:
                     raise ValueError(f"unknown method {m!r}")
                 met = _verified(inst, sched, m)
-                total = sum(a for sw in sched.switches for _, a in sw)   # transmission time
-                out(s, d, m, met["makespan"], t, met["n_configs"], total)
+                record(s, d, m, makespan=met["makespan"], runtime_s=t, n_configs=met["n_configs"],
+                       sum_alpha=sum(a for sw in sched.switches for _, a in sw))   # transmission
             lb, t = _timed(lower_bound, D, s, d)
-            out(s, d, "lb", lb, t, 0, 0.0)
+            record(s, d, "lb", makespan=lb, runtime_s=t)
     return recs
 
 
 def point_means(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """Mean makespan per plotted point (keys) and method, methods as columns."""
-    return df.pivot_table(index=keys, columns="method", values="makespan", aggfunc="mean").reset_index()
+    """Mean makespan per plotted point (keys) and method, methods as columns, and the ratio
+    ``spectra_over_lb`` of the two means when both are there."""
+    pts = df.pivot_table(index=keys, columns="method", values="makespan", aggfunc="mean").reset_index()
+    pts.columns.name = None
+    if {"spectra", "lb"} <= set(pts.columns):
+        pts["spectra_over_lb"] = pts.spectra / pts.lb
+    return pts
 
 
 def average_factors(pts: pd.DataFrame, group: list[str]) -> pd.DataFrame:
@@ -115,11 +123,7 @@ def plot_panels(pts: pd.DataFrame, panel: str, x: str, series: str | None, metho
                 styles=("-", "--", ":", "-.")) -> None:
     """One panel per value of ``panel`` (``ncols`` per row); one line per (method, value of
     ``series``)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     panels = list(dict.fromkeys(pts[panel]))
     ncols = ncols or len(panels)
     nrows = -(-len(panels) // ncols)
@@ -141,6 +145,21 @@ def plot_panels(pts: pd.DataFrame, panel: str, x: str, series: str | None, metho
         ax.set_ylabel("makespan (normalized time)")
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=6, ncol=2)
+    save_figure(fig, path)
+
+
+def pyplot():
+    """matplotlib.pyplot on the file-only Agg backend (imported on first use: it is slow)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig, path) -> None:
+    """Lay out, write (110 dpi) and close a figure."""
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
+    pyplot().close(fig)

@@ -12,6 +12,7 @@ Writes results/spectra_<fig>.{md,csv,png}.
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -19,10 +20,11 @@ import pandas as pd
 
 from benchmarks.common import machine, md_table, write_report
 from benchmarks.spectra_eval import (METHODS, average_factors, evaluate, plot_panels, point_means,
-                                     runtime_table)
+                                     pyplot, runtime_table, save_figure)
 from heuristics.spectra_bounds import prob_degree
 from heuristics.spectra_decompose import degree
-from instances.spectra_workloads import benchmark_matrix, gpt_matrix, moe_matrix
+from instances.spectra import max_line_sum
+from instances.spectra_workloads import benchmark_matrix, gpt_matrix, gpt_traffic, moe_matrix
 
 DELTAS = (0.01, 0.02, 0.04, 0.06, 0.08, 0.10)
 DELTAS_QUICK = (0.01, 0.04, 0.10)
@@ -30,6 +32,7 @@ S_GRID = (2, 4, 8)
 RUNS, QUICK_RUNS = 50, 10      # matrices per point (the paper: 50)
 M_GRID = (4, 8, 12, 16, 20, 24, 28, 32)
 SEED0 = 1000
+PAPER_S = (2, 4)     # spec 4.5 REC for the paper's two unstated s; the grid adds s = 8
 N_OF = {"gpt": 32, "moe": 64, "benchmark": 100}
 PAPER = {   # the paper's stated averages (Section V; spec 5), "-" where it states none
     ("gpt", "Baseline / Spectra"): "1.4", ("moe", "Baseline / Spectra"): "1.9",
@@ -40,6 +43,12 @@ PAPER = {   # the paper's stated averages (Section V; spec 5), "-" where it stat
     ("moe", "Spectra w/o Equalize / Spectra"): "\"does not help\" (about 1)",
     ("gpt", "Spectra / LB"): "close to LB", ("moe", "Spectra / LB"): "\"indistinguishable\"",
     ("benchmark", "Spectra / LB"): "\"quite close\"",
+}
+
+
+PAPER_FIG10 = {     # Fig. 10 gives no numbers (Fig. 9's averages are over other points)
+    ("benchmark", "Baseline / Spectra"): "\"vastly outperform[s]\" at every m",
+    ("benchmark", "Spectra (Eclipse) / Spectra"): "\"never helps\"",
 }
 
 
@@ -54,6 +63,8 @@ def matrix(workload: str, seed: int, noise: float | None = None, m: int = 16) ->
 
 
 def sweep(workloads, s_grid, deltas, runs, methods=METHODS, noises=(None,), ms=(16,)) -> pd.DataFrame:
+    """Every method on every matrix and grid point; ``attrs["wall_s"]`` is the sweep's wall time."""
+    t0 = time.perf_counter()
     recs = []
     for w in workloads:
         for noise in noises:
@@ -63,11 +74,14 @@ def sweep(workloads, s_grid, deltas, runs, methods=METHODS, noises=(None,), ms=(
                     recs += evaluate(D, s_grid, deltas, methods, workload=w, seed=SEED0 + r,
                                      noise="default" if noise is None else noise, m=m,
                                      degree=degree(D), max_line_sum=max_line_sum(D))
-    return pd.DataFrame(recs)
+    df = pd.DataFrame(recs)
+    df.attrs["wall_s"] = time.perf_counter() - t0
+    return df
 
 
-def max_line_sum(D: np.ndarray) -> float:
-    return float(max(D.sum(axis=0).max(), D.sum(axis=1).max()))
+def _wall(seconds: float) -> str:
+    return (f"Wall time of this run: {seconds:.0f} s (on the machine above, as loaded as its "
+            "load average says).")
 
 
 def _cmd(target: str, quick: bool) -> str:
@@ -86,11 +100,38 @@ def _header(title: str, target: str, quick: bool, runs: int, what: str) -> list[
             "(a line sum of 1 = one time unit at the link rate).", ""]
 
 
-def _factors_md(pts: pd.DataFrame, group: str) -> list[str]:
-    f = average_factors(pts, [group])
-    f.insert(2, "paper", [PAPER.get((g, r), "-") for g, r in zip(f[group], f.ratio)])
+def _factors_md(pts: pd.DataFrame, group: list[str], paper: dict | None = None,
+                paper_when: dict | None = None) -> list[str]:
+    """The average-factor table, pooled over the paper-like s (PAPER_S) and, when the grid has
+    other s, once more over all of them. Only the PAPER_S rows matching ``paper_when`` (column
+    -> value) are comparable with the paper and carry its number; ``paper={}`` drops the column."""
+    paper = PAPER if paper is None else paper
+    s_all = sorted(pts.s.unique())
+    near = [s for s in s_all if s in PAPER_S]
+    pools = ([near] if near else []) + ([s_all] if near != s_all else [])
+    frames = []
+    for pool in pools:
+        f = average_factors(pts[pts.s.isin(pool)], group)
+        f.insert(len(group), "s", ", ".join(map(str, pool)))
+        frames.append(f)
+    f = pd.concat(frames, ignore_index=True)
+    note = []
+    if paper:
+        ok = f.s == ", ".join(map(str, near))
+        for col, v in (paper_when or {}).items():
+            ok &= f[col] == v
+        f.insert(len(group) + 2, "paper", [paper.get((w, r), "-") if o else "-"
+                                           for w, r, o in zip(f.workload, f.ratio, ok)])
+        note = [f"The paper's value is given only beside the rows it is comparable with: "
+                f"s = {', '.join(map(str, PAPER_S))} (the paper plots two unstated values of s; "
+                "spec 4.5)"
+                + ("".join(f", {c} = {v}" for c, v in (paper_when or {}).items())) + "."]
+    if len(pools) > 1:
+        note += [f"The rows with s = {', '.join(map(str, s_all))} also pool s values the paper "
+                 "does not plot (Baseline / Spectra grows with s): they are not comparable with "
+                 "the paper's averages."]
     return ["## Average factors (spec 4.5: mean over plotted points of mean(other) / mean(Spectra))",
-            "", md_table(f, ".3f"), ""]
+            "", *([" ".join(note), ""] if note else []), md_table(f, ".3f"), ""]
 
 
 def _write(name, md, pts, df, png_args, out_dir, group=("workload",)):
@@ -103,7 +144,8 @@ def _write(name, md, pts, df, png_args, out_dir, group=("workload",)):
                .reset_index(), ".4g"), "",
            "## Runtime per instance (ms; decomposition included), configurations and sum(alpha) "
            "per schedule", "", md_table(runtime_table(df, list(group)), ".4g"), "",
-           "## Mean makespan per point", "", md_table(pts.round(5), ".5g"), ""]
+           "## Mean makespan per point", "", md_table(pts.round(5), ".5g"), "",
+           _wall(df.attrs["wall_s"]), ""]
     return [*write_report(out_dir, f"spectra_{name}", md, {f"spectra_{name}.csv": pts}), png]
 
 
@@ -111,17 +153,31 @@ def _runs(quick: bool) -> int:
     return QUICK_RUNS if quick else RUNS
 
 
+def gpt_entries() -> pd.DataFrame:
+    """The three link classes of the noise-free GPT matrix (spec 4.2): raw bytes per iteration
+    and the Sinkhorn-normalized entries (first/last pipeline stages have no PP predecessor or
+    successor, so their rows scale a little differently)."""
+    T, D = gpt_traffic(), gpt_matrix(0.0)
+    volumes = sorted(np.unique(T[T > 0]), reverse=True)
+    assert len(volumes) == 3, volumes             # TP > DP > PP for the default sizes
+    return pd.DataFrame([dict(link=link, bytes_per_iteration=b, entries=int((T == b).sum()),
+                              normalized_min=D[T == b].min(), normalized_max=D[T == b].max())
+                         for link, b in zip(("TP", "DP", "PP"), volumes)])
+
+
 def _delta_fig(name, title, workloads, methods, quick, out_dir, s_grid=None, noises=(None,),
-               note=""):
+               note="", extra=(), paper_when=None):
     runs, deltas, s_grid = _runs(quick), DELTAS_QUICK if quick else DELTAS, s_grid or S_GRID
     df = sweep(workloads, s_grid, deltas, runs, methods, noises)
     keys = ["workload", "noise", "s", "delta"]
     pts = point_means(df, keys)
     md = _header(title, f"spectra-{name}", quick, runs,
                  f"delta in {list(deltas)}, s in {list(s_grid)}.") + ([note, ""] if note else [])
-    md += _factors_md(pts, "workload")
+    md += _factors_md(pts, ["workload", "noise"] if len(noises) > 1 else ["workload"],
+                      paper_when=paper_when)
     per = ["workload", "noise", "s"] if len(noises) > 1 else ["workload", "s"]
-    md += [f"Per {', '.join(per[1:])}:", "", md_table(average_factors(pts, per), ".3f"), ""]
+    md += [f"Per {', '.join(per[1:])}:", "", md_table(average_factors(pts, per), ".3f"), "",
+           *extra]
     # one panel per (workload, s); Fig. 8 draws one line per noise level
     pts["panel"] = pts.workload + ", s=" + pts.s.astype(str)
     png_args = dict(panel="panel", x="delta", series="noise" if len(noises) > 1 else None,
@@ -132,8 +188,11 @@ def _delta_fig(name, title, workloads, methods, quick, out_dir, s_grid=None, noi
 
 
 def run_fig6(quick=False, out_dir=Path("results")):
+    gpt = ["## GPT entries (noise-free matrix, spec 4.2: TP=4, PP=4, DP=2, Sinkhorn-normalized)",
+           "", md_table(gpt_entries(), ".4g"), ""]
     return _delta_fig("fig6", "Spectra Fig. 6: AI workloads, makespan vs delta", ("gpt", "moe"),
-                      ("spectra", "spectra-eclipse", "baseline", "spectra-noeq"), quick, out_dir)
+                      ("spectra", "spectra-eclipse", "baseline", "spectra-noeq"), quick, out_dir,
+                      extra=gpt)
 
 
 def run_fig7(quick=False, out_dir=Path("results")):
@@ -145,9 +204,12 @@ def run_fig8(quick=False, out_dir=Path("results")):
     return _delta_fig("fig8", "Spectra Fig. 8: sensitivity to noise (sigma 0.3% vs 1%)",
                       ("gpt", "moe"), ("spectra", "spectra-eclipse"), quick, out_dir,
                       s_grid=(2, 4), noises=(0.003, 0.01),
+                      paper_when={"workload": "gpt", "noise": 0.003},
                       note="Noise sigma is absolute (0.003 = 0.3% of the link rate), added to "
-                           "the normalized matrix's nonzeros, negatives clipped (spec 6.12). The "
-                           "factor table pools both noise levels; the per-point table splits them.")
+                           "the normalized matrix's nonzeros, negatives clipped (spec 6.12). "
+                           "Fig. 8 itself is qualitative. The paper's factors come from Fig. 6, "
+                           "whose GPT matrices carry 0.3% noise and whose MoE matrices none "
+                           "(spec 4.3): they sit beside the GPT noise = 0.003 rows only.")
 
 
 def run_fig9(quick=False, out_dir=Path("results")):
@@ -163,9 +225,7 @@ def run_fig10(quick=False, out_dir=Path("results")):
     md = _header("Spectra Fig. 10: benchmark sparsity sweep (flows per port m; s=4, delta=0.04)",
                  "spectra-fig10", quick, runs,
                  f"m in {list(ms)} with round(m/4) large flows sharing 70% (spec 4.4 [OURS]).")
-    md += _factors_md(pts, "workload")
-    md += ["Paper: Spectra \"vastly outperform[s]\" Baseline at every m and Eclipse \"never helps\" "
-           "(no numbers given).", ""]
+    md += _factors_md(pts, ["workload"], paper=PAPER_FIG10)
     png_args = dict(panel="workload", x="m", series=None, methods=[*METHODS, "lb"],
                     xlabel="flows per port m", title=lambda p: "benchmark, s=4, delta=0.04")
     return _write("fig10", md, pts, df, png_args, out_dir, group=("workload", "m"))
@@ -178,7 +238,10 @@ def run_vs_s(quick=False, out_dir=Path("results")):
     pts = point_means(df, ["workload", "delta", "s"])
     md = _header("Spectra: makespan versus the number of OCSes s (delta = 0.04)", "spectra-vs-s",
                  quick, runs, f"s in {list(s_grid)} (the paper plots two unstated values of s).")
-    md += _factors_md(pts[pts.s > 1], "workload")
+    md += _factors_md(pts[pts.s > 1], ["workload"], paper={})
+    md += ["Per s (one point each: the ratio of the two means):", "",
+           md_table(average_factors(pts, ["workload", "s"]).drop(
+               columns=["geomean", "min", "max", "points"]), ".3f"), ""]
     png_args = dict(panel="workload", x="s", series=None, methods=[*METHODS, "lb"],
                     xlabel="number of OCSes s")
     return _write("vs_s", md, pts, df, png_args, out_dir)
@@ -186,11 +249,7 @@ def run_vs_s(quick=False, out_dir=Path("results")):
 
 def run_fig5(quick=False, out_dir=Path("results")):
     """Fig. 5: heatmap of one synthetic MoE matrix (the paper's is qualitative only)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    t0 = time.perf_counter()
     D = matrix("moe", SEED0)
     runs = _runs(quick)
     stats = []
@@ -202,15 +261,13 @@ def run_fig5(quick=False, out_dir=Path("results")):
                           cv_entries=M[M > 0].std() / M[M > 0].mean()))
     st = pd.DataFrame(stats)
     png = out_dir / "spectra_fig5.png"
-    fig, ax = plt.subplots(figsize=(5.2, 4.4))
+    fig, ax = pyplot().subplots(figsize=(5.2, 4.4))
     im = ax.imshow(D, cmap="viridis")
     ax.set_xlabel("receiver GPU (expert)")
     ax.set_ylabel("sender GPU")
     ax.set_title(f"synthetic Qwen2-57B MoE matrix, seed {SEED0}")
     fig.colorbar(im, ax=ax)
-    fig.tight_layout()
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
+    save_figure(fig, png)
     summ = st.drop(columns="seed").agg(["mean", "min", "max"]).T.reset_index()
     summ.columns = ["statistic", "mean", "min", "max"]
     md = _header("Spectra Fig. 5: MoE traffic matrix", "spectra-fig5", quick, runs,
@@ -220,12 +277,13 @@ def run_fig5(quick=False, out_dir=Path("results")):
            "\"strongly sub-stochastic\" with \"a few columns of highest-weight destination "
            "experts\" (qualitative only). Ours: 64 experts, top-8, 28 MoE layers, log-popularity "
            "sigma 0.25, diagonal zero (local tokens), divided by the max line sum (spec 4.3).", "",
-           md_table(summ, ".4g"), ""]
+           md_table(summ, ".4g"), "", _wall(time.perf_counter() - t0), ""]
     return [*write_report(out_dir, "spectra_fig5", md, {"spectra_fig5.csv": st}), png]
 
 
 def run_fig11(quick=False, out_dir=Path("results")):
     """Fig. 11 / Appendix: P(degree(D) = k) for sums of k random permutations vs Eq. 10."""
+    t0 = time.perf_counter()
     trials = 200 if quick else 500
     rng = np.random.default_rng(SEED0)
     rows = []
@@ -242,12 +300,7 @@ def run_fig11(quick=False, out_dir=Path("results")):
                              eq10_approximation=prob_degree(n, k)))
     t = pd.DataFrame(rows)
     png = out_dir / "spectra_fig11.png"
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+    fig, axes = pyplot().subplots(1, 2, figsize=(9, 3.5))
     for ax, (panel, x) in zip(axes, (("a: n=100", "k"), ("b: k=16", "n"))):
         u = t[t.panel == panel]
         ax.plot(u[x], u.simulated, "o-", label=f"simulation ({trials} trials)")
@@ -257,14 +310,12 @@ def run_fig11(quick=False, out_dir=Path("results")):
         ax.set_title(panel)
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
+    save_figure(fig, png)
     md = ["# Spectra Fig. 11: probability that the sum of k random permutations has degree k", "",
           f"Regenerate: `{_cmd('spectra-fig11', quick)}` ({trials} trials per point, seed {SEED0}). "
           f"Machine: {machine()}.", "",
           "Paper: \"the approximation is close\"; \"for n beyond 50, it is highly likely that its "
           "degree will be 16\". Spec 3.5 (its own simulation, 500 trials): n=100 gives 1.0, 0.998, "
           "0.534 for k = 16, 24, 32; k=16 gives 0.006, 0.366, 0.888, 0.998 for n = 20, 30, 40, 50.",
-          "", md_table(t, ".4f"), ""]
+          "", md_table(t, ".4f"), "", _wall(time.perf_counter() - t0), ""]
     return [*write_report(out_dir, "spectra_fig11", md, {"spectra_fig11.csv": t}), png]

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.common import machine, main, md_table, write_report
+from benchmarks.spectra_eval import pyplot, save_figure
 from instances.spectra_workloads import generate
 from toolkit.registry import RunConfig
 from toolkit.run import run_task
@@ -116,12 +117,7 @@ def _vals(col: pd.Series) -> str:
 
 
 def _plot(df: pd.DataFrame, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    fig, axes = pyplot().subplots(1, 2, figsize=(9, 3.4))
     for ax, (col, title) in zip(axes, (("spectra_vs_opt", "Spectra / OPT_T - 1"),
                                        ("opt_vs_lb", "OPT_T / LB - 1"))):
         for fam, t in df.groupby("family"):
@@ -130,9 +126,7 @@ def _plot(df: pd.DataFrame, path: Path) -> None:
         ax.set_ylabel("instances")
         ax.grid(alpha=0.3)
     axes[0].legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 if __name__ == "__main__":

@@ -15,15 +15,14 @@ from __future__ import annotations
 import numpy as np
 
 from heuristics.spectra_decompose import Decomposition, decompose
-from instances.spectra import SpectraInstance, SpectraSchedule, effective
+from instances.spectra import SpectraInstance, SpectraSchedule, effective, max_line_sum
 
 BALANCE_TOL = 1e-12     # relative slack on the per-line cap T
 
 
 def line_cap(D: np.ndarray, s: int) -> float:
     """T = rho / s: the perfect-balance cap on every line of every sub-matrix."""
-    D = effective(D)
-    return float(max(D.sum(axis=0).max(initial=0.0), D.sum(axis=1).max(initial=0.0))) / s
+    return max_line_sum(D) / s
 
 
 def greedy_split(D: np.ndarray, s: int) -> np.ndarray:

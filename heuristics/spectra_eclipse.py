@@ -35,6 +35,13 @@ from instances.spectra import SUPPORT_EPS, effective
 QUANTILES = 64
 
 
+def _check_search(alpha_search: str, quantiles: int) -> None:
+    if alpha_search not in ("exhaustive", "quantile"):
+        raise ValueError(f"alpha_search must be 'exhaustive' or 'quantile', got {alpha_search!r}")
+    if isinstance(quantiles, bool) or not isinstance(quantiles, (int, np.integer)) or quantiles < 2:
+        raise ValueError(f"quantiles must be an integer >= 2, got {quantiles!r}")
+
+
 def _candidates(vals: np.ndarray, alpha_search: str, quantiles: int) -> np.ndarray:
     if alpha_search == "exhaustive" or len(vals) <= quantiles:
         return vals
@@ -45,6 +52,7 @@ def _candidates(vals: np.ndarray, alpha_search: str, quantiles: int) -> np.ndarr
 def best_configuration(D_rem: np.ndarray, delta: float, tol: float, alpha_search: str = "quantile",
                        quantiles: int = QUANTILES) -> tuple[np.ndarray, float, float]:
     """argmax_alpha U(alpha) over the candidates: (partial perm, alpha, U)."""
+    _check_search(alpha_search, quantiles)
     n = D_rem.shape[0]
     vals = np.unique(D_rem[D_rem > tol])
     cand = _candidates(vals, alpha_search, quantiles)
@@ -79,8 +87,7 @@ def eclipse_decompose(D: np.ndarray, delta: float, alpha_search: str = "quantile
 
     Complexity: at most nnz(D) rounds, each a few O(n^3) assignments (pruned search).
     """
-    if alpha_search not in ("exhaustive", "quantile"):
-        raise ValueError(f"alpha_search must be 'exhaustive' or 'quantile', got {alpha_search!r}")
+    _check_search(alpha_search, quantiles)
     D_rem = effective(D).copy()
     tol = SUPPORT_EPS * float(D_rem.max(initial=0.0))     # "positive", as in Decompose
     perms, alphas = [], []

@@ -36,6 +36,12 @@ def effective(D: np.ndarray) -> np.ndarray:
     return np.where(support(D), D, 0.0)
 
 
+def max_line_sum(D: np.ndarray) -> float:
+    """rho: the largest row or column sum of D (round-off entries dropped)."""
+    D = effective(D)
+    return float(max(D.sum(axis=0).max(initial=0.0), D.sum(axis=1).max(initial=0.0)))
+
+
 @dataclass
 class SpectraInstance:
     """Demand matrix D (n x n, >= 0), s parallel OCSes, reconfiguration delay delta."""

@@ -133,6 +133,9 @@ def gpt_matrix(noise: float = 0.003, rng: np.random.Generator | None = None, **s
     return add_noise(sinkhorn(gpt_traffic(**sizes)), noise, rng or np.random.default_rng())
 
 
+MAX_LOG_SIGMA = 10.0     # log-popularity sigmas above this make one expert take all tokens
+
+
 def moe_traffic(n: int = 64, top_k: int = 8, tokens_per_gpu: int = 4096, moe_layers: int = 28,
                 pop_sigma: float = 0.25, drift_sigma: float = 0.1, include_combine: bool = False,
                 local: bool = False, rng: np.random.Generator | None = None) -> np.ndarray:
@@ -148,8 +151,9 @@ def moe_traffic(n: int = 64, top_k: int = 8, tokens_per_gpu: int = 4096, moe_lay
                     ("moe_layers", moe_layers)):
         if v < 1:
             raise InstanceError(name, f"must be >= 1, got {v}")
-    if pop_sigma < 0 or drift_sigma < 0:
-        raise InstanceError("pop_sigma", "popularity and drift sigmas must be >= 0")
+    for name, v in (("pop_sigma", pop_sigma), ("drift_sigma", drift_sigma)):
+        if not (np.isfinite(v) and 0 <= v <= MAX_LOG_SIGMA):     # NaN fails every comparison
+            raise InstanceError(name, f"must be a finite number in [0, {MAX_LOG_SIGMA:g}], got {v}")
     z = rng.normal(0.0, pop_sigma, n)
     D = np.zeros((n, n))
     for _ in range(moe_layers):
@@ -174,6 +178,23 @@ def moe_matrix(noise: float = 0.0, rng: np.random.Generator | None = None, **kw)
 
 
 WORKLOADS = ("benchmark", "gpt", "moe", "example", "shifts", "random")
+MAX_N = 1024    # ports (and GPUs, flows per port): 10x the paper's largest n, a ~20 MB JSON file
+
+
+def _check_gpt_sizes(tp: int, pp: int, dp: int) -> None:
+    """The GPT sizes the generator accepts: the traffic must exist and be Sinkhorn-normalizable."""
+    for f, v in (("tp", tp), ("pp", pp), ("dp", dp)):
+        if v < 1:
+            raise InstanceError(f, f"must be >= 1, got {v}")
+    if not 2 <= tp * pp * dp <= MAX_N:
+        raise InstanceError("tp*pp*dp", f"the number of GPUs must be in [2, {MAX_N}], got "
+                            f"{tp}*{pp}*{dp} = {tp * pp * dp}")
+    if tp == dp == 1 and pp > 2:
+        # only the pipeline path p <-> p+1 carries traffic: its support has no total support
+        # (no perfect matching for odd pp, unmatched middle links for even pp), so it cannot
+        # be normalized doubly stochastic (spec 4.2)
+        raise InstanceError("pp", f"with tp = dp = 1 the pipeline alone cannot be normalized "
+                            f"doubly stochastic for pp > 2, got pp={pp}; use tp >= 2 or dp >= 2")
 DEFAULT_NOISE = {"benchmark": 0.003, "gpt": 0.003, "moe": 0.0, "shifts": 0.003}
 
 
@@ -188,21 +209,25 @@ def generate(workload: str = "benchmark", n: int = 0, m: int = 16, large: int = 
     """
     if workload not in WORKLOADS:
         raise InstanceError("workload", f"unknown workload {workload!r} ({', '.join(WORKLOADS)})")
-    for f, v in (("tp", tp), ("pp", pp), ("dp", dp)):
-        if workload == "gpt" and v < 1:
-            raise InstanceError(f, f"must be >= 1, got {v}")
-    if workload == "gpt" and n not in (0, tp * pp * dp):
-        raise InstanceError("n", f"gpt has n = tp*pp*dp = {tp * pp * dp} GPUs, got n={n}")
+    if workload == "gpt":
+        _check_gpt_sizes(tp, pp, dp)
+        if n not in (0, tp * pp * dp):
+            raise InstanceError("n", f"gpt has n = tp*pp*dp = {tp * pp * dp} GPUs, got n={n}")
     n = n or {"moe": 64, "gpt": tp * pp * dp}.get(workload, 100)
     noise = DEFAULT_NOISE.get(workload, 0.0) if noise is None else noise
-    if n < 1:
-        raise InstanceError("n", f"must be >= 1, got {n}")
-    if m < 1:
-        raise InstanceError("m", f"must be >= 1, got {m}")
+    if not 1 <= n <= MAX_N:
+        raise InstanceError("n", f"must be in [1, {MAX_N}] (a dense n x n matrix), got {n}")
+    if workload == "moe" and n < 2:
+        raise InstanceError("n", f"moe needs n >= 2 GPUs (tokens for the local expert do not "
+                            f"cross the network), got {n}")
+    if not 1 <= m <= MAX_N:
+        raise InstanceError("m", f"must be in [1, {MAX_N}], got {m}")
     if not 0 < large_share < 1 and workload == "benchmark":
         raise InstanceError("large_share", f"must be in (0, 1), got {large_share}")
     if not np.isfinite(noise) or noise < 0:
         raise InstanceError("noise", f"must be >= 0, got {noise}")
+    if seed < 0:
+        raise InstanceError("seed", f"must be >= 0, got {seed}")
     rng = np.random.default_rng(seed)
     tag = f"-s{switches}-d{delay:g}-seed{seed}"
     if workload == "benchmark":

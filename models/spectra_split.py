@@ -22,29 +22,30 @@ from gurobipy import GRB
 
 from heuristics.spectra_baseline import BALANCE_TOL, line_cap
 from models.backend import Result, new_model
-from instances.spectra import effective
+from instances.spectra import SpectraInstance, effective
 
 
 @dataclass
 class SplitHandles:
     n: int
     edges: np.ndarray      # (|E|, 2) rows/cols of supp(D)
+    demand: np.ndarray     # (|E|,) D_e on those entries
     q: gp.MVar             # (s, |E|) share of entry e on switch h
     z: gp.MVar             # (s, |E|) entry e is a nonzero of D_h
     cap: float             # T
 
 
-def split_size(D: np.ndarray, s: int) -> tuple[int, int]:
+def split_size(inst: SpectraInstance) -> tuple[int, int]:
     """(variables, constraints) of :func:`build_split_milp` without building it."""
-    D = effective(D)
+    D, s = effective(inst.demand), inst.switches
     E = int((D > 0).sum())
     lines = int((D.sum(axis=1) > 0).sum() + (D.sum(axis=0) > 0).sum())
     return 2 * s * E, E + s * E + s * lines
 
 
-def build_split_milp(D: np.ndarray, s: int, eps: float = 0.0) -> tuple[gp.Model, SplitHandles]:
-    """The split MILP above, with T = (1 + eps) rho / s."""
-    D = effective(D)
+def build_split_milp(inst: SpectraInstance, eps: float = 0.0) -> tuple[gp.Model, SplitHandles]:
+    """The split MILP above for D = inst.demand over s = inst.switches, T = (1 + eps) rho / s."""
+    D, s = effective(inst.demand), inst.switches
     n = D.shape[0]
     rows, cols = np.nonzero(D)
     E = len(rows)
@@ -67,7 +68,7 @@ def build_split_milp(D: np.ndarray, s: int, eps: float = 0.0) -> tuple[gp.Model,
     # objective: LESS's sparsity, the total number of nonzeros across D_1..D_s
     model.setObjective(z.sum(), GRB.MINIMIZE)
     model.update()
-    return model, SplitHandles(n, np.stack([rows, cols], axis=1), q, z, T)
+    return model, SplitHandles(n, np.stack([rows, cols], axis=1), dem, q, z, T)
 
 
 def split_start(h: SplitHandles, parts: np.ndarray) -> dict | None:
@@ -81,13 +82,12 @@ def split_start(h: SplitHandles, parts: np.ndarray) -> dict | None:
     return start
 
 
-def extract_split(h: SplitHandles, res: Result, D: np.ndarray) -> np.ndarray:
+def extract_split(h: SplitHandles, res: Result) -> np.ndarray:
     """The sub-matrices (s, n, n). Shares under the solver's tolerance are dropped and
     each entry is rescaled so that sum_h D_h = D exactly."""
-    D = effective(D)
     rows, cols = h.edges[:, 0], h.edges[:, 1]
     qv = np.maximum(np.asarray(res.value(h.q), dtype=float), 0.0)
-    dem = D[rows, cols]
+    dem = h.demand
     qv[qv <= 1e-9 * np.maximum(dem, 1e-300)] = 0.0
     tot = qv.sum(axis=0)
     empty = tot <= 0

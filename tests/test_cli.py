@@ -201,6 +201,8 @@ def test_reproduce_worked_example(tmp_path):
     assert code == 0, err
     text = (tmp_path / "spectra_example.md").read_text()
     assert "| Final makespan | 0.525 | 0.525 |" in text
+    assert "| Baseline makespan | not stated | 0.535 |" in text      # hand-checked in the tests
+    assert "| Spectra (Eclipse) makespan | not stated | 0.525 |" in text
     assert cli("reproduce", "nope")[0] == 2
 
 
@@ -321,3 +323,18 @@ def test_a2a_input_validation_and_declines_exit_2(tmp_path):
     n6k3.write_text(json.dumps({"problem": "a2a", "n": 6, "k": 3, "R": 1, "traffic": {"uniform": 1}}))
     code, _, err = cli("solve", n6k3, "--method", "topoopt")
     assert code == 2 and "coprime" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("args, field", [
+    (("--workload", "benchmark", "--seed", -1), "'seed'"),
+    (("--workload", "moe", "--pop-sigma", "nan"), "'pop_sigma'"),
+    (("--workload", "moe", "--pop-sigma", "inf"), "'pop_sigma'"),
+    (("--workload", "gpt", "--tp", 1, "--pp", 1, "--dp", 1), "'tp*pp*dp'"),
+    (("--workload", "moe", "--n", 1, "--top-k", 1), "'n'"),
+    (("--workload", "benchmark", "--n", 100000), "'n'"),
+])
+def test_spectra_generate_bad_parameter_is_one_line_exit_2(tmp_path, args, field):
+    f = tmp_path / "x.json"
+    code, _, err = cli("generate", "spectra", *args, "-o", f)
+    assert code == 2 and field in err and "Traceback" not in err and not f.exists()
+    assert len(err.strip().splitlines()) == 1

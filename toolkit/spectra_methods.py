@@ -111,7 +111,7 @@ def run_baseline_milp(inst: SpectraInstance, cfg: RunConfig) -> MethodOutput:
     eps = cfg.option("split_eps", 0.0)
     if not eps >= 0:
         raise OptionError(f"option split_eps: expected a number >= 0, got {eps}")
-    model, h = build_split_milp(inst.demand, inst.switches, eps=eps)
+    model, h = build_split_milp(inst, eps=eps)
     kw = cfg.solve_kw()
     kw["time_limit"] = kw["time_limit"] or SPLIT_TIME_LIMIT
     start = split_start(h, greedy_split(inst.demand, inst.switches)) \
@@ -119,7 +119,7 @@ def run_baseline_milp(inst: SpectraInstance, cfg: RunConfig) -> MethodOutput:
     res = solve(model, start=start, **kw)
     if not res.has_solution:
         return MethodOutput(None, res)
-    parts = extract_split(h, res, inst.demand)
+    parts = extract_split(h, res)
     sched = baseline(inst, parts=parts, edge_mode=_spectra_opts(cfg)["edge_mode"])
     # The MILP optimizes the split's nonzero count, not the makespan: report its status
     # and values as split_* and keep its bound out of the makespan columns.
@@ -143,9 +143,9 @@ def metrics(inst: SpectraInstance, sol) -> tuple[list[str], dict]:
 GEN_PARAMS = {
     "workload": (str, "benchmark", "benchmark (spec 4.4), gpt (GPT-3B 3D-parallel, spec 4.2), "
                  "moe (Qwen2-57B expert routing, spec 4.3), example (Figs. 2-4), shifts, random"),
-    "n": (int, 0, "ports per OCS (0 = the workload's: benchmark/random/shifts 100, moe 64, "
-          "gpt tp*pp*dp)"),
-    "m": (int, 16, "benchmark: flows per source port"),
+    "n": (int, 0, "ports per OCS, at most 1024 (0 = the workload's: benchmark/random/shifts "
+          "100, moe 64, gpt tp*pp*dp)"),
+    "m": (int, 16, "benchmark: flows per source port (1..1024)"),
     "large": (int, 0, "benchmark: large flows (0 = max(1, round(m/4)))"),
     "large_share": (float, 0.7, "benchmark: bandwidth share of the large flows"),
     "noise": (float, None, "absolute Gaussian sigma added to nonzeros, clipped at 0 "
@@ -153,7 +153,7 @@ GEN_PARAMS = {
     "density": (float, 0.5, "random: probability an entry is nonzero"),
     "tp": (int, 4, "gpt: tensor-parallel degree"),
     "pp": (int, 4, "gpt: pipeline-parallel degree"),
-    "dp": (int, 2, "gpt: data-parallel degree"),
+    "dp": (int, 2, "gpt: data-parallel degree (2 <= tp*pp*dp <= 1024)"),
     "top_k": (int, 8, "moe: experts per token"),
     "pop_sigma": (float, 0.25, "moe: sigma of the log expert popularity"),
     "switches": (int, 4, "s, parallel OCSes"),

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy.optimize import linear_sum_assignment
 
-from heuristics.spectra_baseline import baseline, greedy_split, line_cap, split_nnz
+from heuristics.spectra_baseline import BALANCE_TOL, baseline, greedy_split, line_cap, split_nnz
 from heuristics.spectra_bounds import lower_bound
 from heuristics.spectra_eclipse import best_configuration, eclipse_decompose
 from heuristics.spectra_schedule import spectra
@@ -51,6 +51,32 @@ def test_eclipse_splits_where_decompose_does_not():
     assert verified_makespan(one, spectra(one)) == pytest.approx(0.51)
     assert verified_makespan(two, spectra(two, dec=dec)) == pytest.approx(0.265)
     assert verified_makespan(two, spectra(two)) == pytest.approx(0.26)
+
+
+def test_eclipse_progress_rule_raises_alpha_to_the_smallest_matched_entry():
+    """D = [[0.1, 0.5, 0], [0.5, 0, 0], [0, 0, 0.9]], delta = 0.01, quantiles = 2: the
+    candidates are 0.1 and 0.9 only. U(0.1) = 0.3/0.11 = 2.73 > U(0.9) = 1.9/0.91 = 2.09, and
+    the matching at 0.1 is (0,1), (1,0), (2,2), all above 0.1: no entry would be used up, so the
+    progress rule raises alpha to 0.5 (U = 1.5/0.51 = 2.94, the exhaustive search's choice;
+    0.5 is not a quantile candidate). Then 0.1 on (0,0), (2,2) and 0.3 on (2,2)."""
+    D = np.array([[0.1, 0.5, 0.0], [0.5, 0.0, 0.0], [0.0, 0.0, 0.9]])
+    _, alpha, u = best_configuration(D, 0.01, 0.0, "quantile", quantiles=2)
+    assert alpha == 0.1 and u == pytest.approx(0.3 / 0.11)
+    for search in ("quantile", "exhaustive"):
+        dec = eclipse_decompose(D, 0.01, search, quantiles=2)
+        assert dec.alphas.tolist() == pytest.approx([0.5, 0.1, 0.3])
+        assert [p.tolist() for p in dec.perms] == [[1, 0, 2], [0, -1, 2], [-1, -1, 2]]
+    inst = SpectraInstance(D, 2, 0.01)
+    verified_makespan(inst, spectra(inst, dec=dec))
+
+
+@pytest.mark.parametrize("kw", [dict(quantiles=0), dict(quantiles=1), dict(quantiles=2.5),
+                                dict(alpha_search="bogus")])
+def test_eclipse_rejects_bad_search_options(kw):
+    with pytest.raises(ValueError, match="quantiles|alpha_search"):
+        eclipse_decompose(example_matrix(), 0.01, **kw)
+    with pytest.raises(ValueError, match="quantiles|alpha_search"):
+        best_configuration(example_matrix(), 0.01, 0.0, **kw)
 
 
 @settings(max_examples=25, deadline=None)
@@ -100,17 +126,68 @@ def test_baseline_two_by_two_hand_computation():
     assert verified_makespan(inst, baseline(inst, parts=parts)) == pytest.approx(0.26)
 
 
+def replay_split(D, parts, s):
+    """Independent replay of the greedy's decisions (spec 2.6.3): entries in non-increasing
+    order (stable, row-major); the loads an entry saw are the shares of the entries before it.
+    Returns, per entry, (was split, fitted whole somewhere, total room < value)."""
+    T = line_cap(D, s)
+    cap = T * (1 + BALANCE_TOL)
+    rows, cols = np.nonzero(D)
+    R, C = np.zeros((s, D.shape[0])), np.zeros((s, D.shape[0]))
+    out = []
+    for e in np.argsort(-D[rows, cols], kind="stable"):
+        i, j, v = rows[e], cols[e], D[rows[e], cols[e]]
+        load = np.maximum(R[:, i], C[:, j])
+        share = parts[:, i, j]
+        out.append(((share > 0).sum() > 1, bool((load + v <= cap).any()),
+                    np.clip(T - load, 0, None).sum() < v * (1 - 1e-9)))
+        R[:, i] += share
+        C[:, j] += share
+    return out
+
+
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(1, 20), s=st.integers(1, 6),
-       density=st.floats(0.05, 1.0))
-def test_greedy_split_properties(seed, n, s, density):
-    D = random_matrix(n, density, np.random.default_rng(seed))
+       density=st.floats(0.05, 1.0), bench=st.booleans())
+def test_greedy_split_properties(seed, n, s, density, bench):
+    rng = np.random.default_rng(seed)
+    D = benchmark_matrix(n, min(n, 4), noise=0.01, rng=rng) if bench else random_matrix(n, density, rng)
     parts = greedy_split(D, s)
     assert parts.shape == (s, n, n) and (parts >= 0).all()
     assert np.allclose(parts.sum(axis=0), D, atol=1e-12)
-    assert split_nnz(parts) >= int((D > 0).sum())
+    decisions = replay_split(D, parts, s)
+    for split, fitted, _ in decisions:
+        assert not (split and fitted)            # an entry is split only when it fits nowhere
+    if not any(short for _, _, short in decisions):   # no remainder forced: the cap T holds
+        cap = line_cap(D, s) * (1 + 1e-12)
+        assert parts.sum(axis=2).max(initial=0) <= cap and parts.sum(axis=1).max(initial=0) <= cap
     if s == 1:
         assert np.array_equal(parts[0], D) and split_nnz(parts) == int((D > 0).sum())
+
+
+@pytest.mark.parametrize("n", [2, 5, 8])
+def test_greedy_split_keeps_entries_whole_when_they_fit(n):
+    """D = 0.5 I + 0.5 shift1, s = 2: T = 0.5 and one permutation fits on each switch, so
+    no entry is split (split_nnz = nnz(D)) and every line of every part carries exactly T."""
+    D = 0.5 * np.eye(n) + 0.5 * np.roll(np.eye(n), 1, axis=1)
+    parts = greedy_split(D, 2)
+    assert split_nnz(parts) == int((D > 0).sum()) == 2 * n
+    assert np.allclose(parts.sum(axis=1), 0.5) and np.allclose(parts.sum(axis=2), 0.5)
+
+
+def test_greedy_split_exceeds_the_cap_only_when_forced():
+    """On 60 random matrices both cases occur, and a line of a part exceeds T only on the
+    matrices where the replay finds an entry whose total room was short of its value."""
+    seen = set()
+    for seed in range(60):
+        n, s = 2 + seed % 5, 2 + seed % 3
+        D = random_matrix(n, 0.8, np.random.default_rng(seed))
+        parts = greedy_split(D, s)
+        forced = any(short for _, _, short in replay_split(D, parts, s))
+        over = max(parts.sum(axis=2).max(), parts.sum(axis=1).max()) > line_cap(D, s) * (1 + 1e-12)
+        assert forced or not over, seed
+        seen.add(over)
+    assert seen == {True, False}
 
 
 # --- every method: verified, and never below the lower bound (spec 8.9, 8.10) ------------

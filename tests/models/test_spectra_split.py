@@ -18,13 +18,13 @@ def test_split_milp_on_worked_example():
     """s=2, T = 0.505: each 0.61 entry exceeds T and must be split (3 extra nonzeros), so the
     optimum is 9 + 3 = 12, which the greedy split reaches (it is a feasible MIP start)."""
     D = example_matrix()
-    model, h = build_split_milp(D, 2)
-    assert (model.NumVars, model.NumConstrs) == split_size(D, 2)
+    model, h = build_split_milp(SpectraInstance(D, 2, 0.01))
+    assert (model.NumVars, model.NumConstrs) == split_size(SpectraInstance(D, 2, 0.01))
     start = split_start(h, greedy_split(D, 2))
     assert start is not None
     res = solve(model, backend="highs", mip_gap=0.0, start=start)
     assert res.status == "optimal" and res.objective == pytest.approx(12)
-    parts = extract_split(h, res, D)
+    parts = extract_split(h, res)
     assert np.allclose(parts.sum(axis=0), D) and (parts >= 0).all() and split_nnz(parts) == 12
     assert parts.sum(axis=2).max() <= h.cap + 1e-9 and parts.sum(axis=1).max() <= h.cap + 1e-9
 
@@ -32,7 +32,7 @@ def test_split_milp_on_worked_example():
 @pytest.mark.parametrize("seed", [1, 2])
 def test_split_milp_at_most_greedy_when_greedy_respects_the_cap(seed):
     D = benchmark_matrix(8, 3, noise=0.0, rng=np.random.default_rng(seed))
-    model, h = build_split_milp(D, 2)
+    model, h = build_split_milp(SpectraInstance(D, 2, 0.04))
     g = greedy_split(D, 2)
     res = solve(model, backend="highs", mip_gap=0.0, time_limit=30)
     assert res.status == "optimal"
@@ -46,7 +46,7 @@ def test_split_milp_gurobi_and_highs_agree():
     D = random_matrix(4, 0.7, np.random.default_rng(3))
     objs = []
     for backend in ("gurobi", "highs"):
-        model, _ = build_split_milp(D, 3)
+        model, _ = build_split_milp(SpectraInstance(D, 3, 0.04))
         res = solve(model, backend=backend, mip_gap=0.0)
         assert res.status == "optimal"
         objs.append(res.objective)

@@ -200,6 +200,43 @@ def test_heuristic_decomposition_tau1_contention_at_most_2(P, seed):
     assert not bad and m["max_leaf_spine_load"] <= 2
 
 
+@pytest.mark.parametrize("P", [2, 3, 4])
+@pytest.mark.parametrize("simd", ["euler", "flow"])
+def test_heuristic_decomposition_tau1_respects_spine_port_budget_eq12(P, simd):
+    """Review item 1: per-leaf balance alone gave spines up to 2 * K_spine links at tau = 1
+    (90/90 of these cases); per-Pod balancing keeps every spine within K_spine, and the
+    resulting C is accepted as a lumos-reconfig topology (which enforces eq. 12)."""
+    fab = Fabric(P, 8, 8, 1)
+    for seed in range(10):
+        inst = LogicalInstance(fab, random_requirement(fab, seed))
+        sol = heuristic_decomposition(inst, simd)
+        bad, m = check_logical(inst, sol)
+        assert not bad and m["port_budget_ok"] and m["max_spine_ports"] <= fab.k_spine
+        assert m["max_leaf_spine_load"] <= 2
+        ReconfigInstance(fab, sol.topology(fab), "cross")       # raises on an eq. 12 violation
+
+
+@settings(max_examples=40, deadline=None)
+@given(C=sym_matrices(max_n=10), groups=st.lists(st.integers(0, 3), min_size=10, max_size=10),
+       H=st.integers(1, 5))
+def test_grouped_simd_and_imd_balance_every_group(C, groups, H):
+    """Per-group SIMD: group row and column sums of A differ by <= 1 (and all Theorem 3.1
+    bounds hold); per-group IMD: group row/column sums of each part within floor/ceil(1/H)."""
+    C[np.diag_indices(len(C))] = 0
+    g = np.array(groups[:len(C)])
+    for A in (sym_decompose(C, groups=g), sym_decompose_flow(C, groups=g)):
+        assert sym_bounds_hold(C, A)
+        for k in np.unique(g):
+            assert abs(int(A[g == k].sum()) - int(A[:, g == k].sum())) <= 1
+        parts = int_decompose(A, H, groups=g)
+        assert int_bounds_hold(A, parts)
+        for k in np.unique(g):
+            rs, cs = int(A[g == k].sum()), int(A[:, g == k].sum())
+            for X in parts:
+                assert rs // H <= X[g == k].sum() <= -(-rs // H)
+                assert cs // H <= X[:, g == k].sum() <= -(-cs // H)
+
+
 @settings(max_examples=25, deadline=None)
 @given(P=st.integers(2, 5), seed=st.integers(0, 10 ** 6))
 def test_theorem_4_2_greedy_is_contention_free_under_its_condition(P, seed):

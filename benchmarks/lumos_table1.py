@@ -13,6 +13,17 @@ from benchmarks.common import main, write_report
 from instances.lumos_scale import CHIPS_TBPS, PORTS_GBPS, ROWS, table1
 
 
+CLOS_3, CLOS_15, LUMOS_TAU1 = "Clos(3-tier)", "Clos(3-tier-15:1)", "LumosCore(tau=1)"
+
+
+def _gpus(df: pd.DataFrame, row: str, chip: float, port: int) -> int:
+    """The computed cluster size of one cell (raises if the cell is missing)."""
+    sel = df[(df.architecture == row) & (df.chip_tbps == chip) & (df.port_gbps == port)]
+    if len(sel) != 1:
+        raise KeyError(f"Table 1 cell {row} {chip}T/{port}G not found")
+    return int(sel.gpus.iloc[0])
+
+
 def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
     df = pd.DataFrame(table1())
     df["match"] = df["ours"] == df["paper"]
@@ -30,8 +41,10 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
           "that differs from the paper would be shown in bold with the paper's value.", "",
           *lines, "",
           f"**{int(df.match.sum())} of {len(df)} cells equal the paper's.** Claims checked: 51.2T at "
-          f"1.6T gives {131072 / 15360:.2f}x the 3-tier 15:1 Clos (paper: about 8.5x); a 3-tier Clos "
-          "of 51.2T chips reaches 65,536 GPUs at 800G and 8,192 at 1.6T (paper: the same).", ""]
+          f"1.6T gives {_gpus(df, LUMOS_TAU1, 51.2, 1600) / _gpus(df, CLOS_15, 51.2, 1600):.2f}x the "
+          "3-tier 15:1 Clos (paper: about 8.5x); a 3-tier Clos of 51.2T chips reaches "
+          f"{_gpus(df, CLOS_3, 51.2, 800):,} GPUs at 800G and {_gpus(df, CLOS_3, 51.2, 1600):,} at "
+          "1.6T (paper: 65,536 and 8,192).", ""]
     return write_report(out_dir, "lumos_table1", md, {"lumos_table1.csv": df})
 
 

@@ -47,7 +47,7 @@ def sym_bounds_hold(C: np.ndarray, A: np.ndarray) -> bool:
 # ----------------------------------------------------------------------------------------
 # SIMD
 # ----------------------------------------------------------------------------------------
-def sym_decompose(C) -> np.ndarray:
+def sym_decompose(C, groups=None) -> np.ndarray:
     """SIMD by Euler orientation (spec 2.1(a)), O(n^2 + E).
 
     A = floor(C/2); the odd entries form a simple graph G; odd-degree vertices are joined
@@ -55,6 +55,12 @@ def sym_decompose(C) -> np.ndarray:
     real edge is oriented the way the circuit walks it. In/out degrees then differ by at
     most the one dummy edge per vertex, so row and column sums of A are floor or ceil
     of d_i/2.
+
+    ``groups`` (a group label per vertex, e.g. the Pod of each leaf) also balances every
+    group: odd-degree vertices of one group are first paired by virtual edges (never
+    oriented into A; they cancel inside the group), and only the last odd vertex of a
+    group goes to the dummy. Then the group's row and column sums of A also differ by
+    at most 1 (needed for eq. (12) of the logical topology, spec 2.7).
     """
     C = _check_sym(C)
     n = len(C)
@@ -64,8 +70,20 @@ def sym_decompose(C) -> np.ndarray:
         return A
     deg = np.bincount(np.concatenate([iu, ju]), minlength=n)
     odd = np.flatnonzero(deg % 2)
-    eu = np.concatenate([iu, odd]).tolist()
-    ev = np.concatenate([ju, np.full(len(odd), n)]).tolist()
+    pu, pv = np.zeros(0, np.int64), np.zeros(0, np.int64)
+    if groups is not None:
+        g = np.asarray(groups)[odd]
+        order = np.argsort(g, kind="stable")
+        odd, g = odd[order], g[order]
+        rank = np.arange(len(odd)) - np.searchsorted(g, g, side="left")
+        same_next = np.r_[g[1:] == g[:-1], False]
+        first = np.flatnonzero((rank % 2 == 0) & same_next)
+        pu, pv = odd[first], odd[first + 1]
+        paired = np.zeros(len(odd), bool)
+        paired[first] = paired[first + 1] = True
+        odd = odd[~paired]
+    eu = np.concatenate([iu, pu, odd]).tolist()
+    ev = np.concatenate([ju, pv, np.full(len(odd), n)]).tolist()
     m_real = len(iu)
     adj: list[list[int]] = [[] for _ in range(n + 1)]
     for e, (u, v) in enumerate(zip(eu, ev)):
@@ -97,11 +115,13 @@ def _pairs(C: np.ndarray):
     return i, j, C[i, j]
 
 
-def _simd_network(C: np.ndarray, steps_fn, cap: int | None = None):
+def _simd_network(C: np.ndarray, steps_fn, cap: int | None = None, groups=None):
     """Flow network of spec 2.1: supply C_ij at pair {i<j}; pair -> row i carries A_ij
     (unit arcs, costs from ``steps_fn``), pair -> row j carries A_ji; row i -> sink within
     [floor(d_i/2), ceil(d_i/2)] (off-diagonal degree; the diagonal is split evenly), or with
-    ``cap`` within [d_i - cap, cap] (row and column sums of A both <= cap)."""
+    ``cap`` within [d_i - cap, cap] (row and column sums of A both <= cap). With ``groups``
+    rows drain through one node per group, whose sum stays within floor/ceil of half the
+    group's degree (C/2 is still a fractional solution, so an integral one exists)."""
     n = len(C)
     pi, pj, c = _pairs(C)
     npairs = len(c)
@@ -120,11 +140,21 @@ def _simd_network(C: np.ndarray, steps_fn, cap: int | None = None):
     head = np.concatenate([rows + pi[idx], rows + pj, np.full(n, sink)])
     lo_a = np.concatenate([np.zeros(len(idx) + npairs, np.int64), lo])
     hi_a = np.concatenate([np.ones(len(idx), np.int64), c, hi])
-    cost_a = np.concatenate([cost, np.zeros(npairs + n, np.int64)])
-    supply = np.zeros(npairs + n + 1, dtype=np.int64)
+    n_nodes = npairs + n + 1
+    if groups is not None:
+        g = np.unique(np.asarray(groups), return_inverse=True)[1]
+        G = int(g.max()) + 1
+        head[len(idx) + npairs:] = n_nodes + g            # row i -> its group node
+        glo, ghi = half_bounds(np.bincount(g, weights=d, minlength=G).astype(np.int64))
+        tail = np.concatenate([tail, n_nodes + np.arange(G)])
+        head = np.concatenate([head, np.full(G, sink)])
+        lo_a, hi_a = np.concatenate([lo_a, glo]), np.concatenate([hi_a, ghi])
+        n_nodes += G
+    cost_a = np.concatenate([cost, np.zeros(len(tail) - len(cost), np.int64)])
+    supply = np.zeros(n_nodes, dtype=np.int64)
     supply[:npairs] = c
     supply[sink] = -c.sum()
-    f = min_cost_flow(npairs + n + 1, tail, head, lo_a, hi_a, cost_a, supply)
+    f = min_cost_flow(n_nodes, tail, head, lo_a, hi_a, cost_a, supply)
     a = np.bincount(idx, weights=f[:len(idx)], minlength=npairs).astype(np.int64)
     A = np.diag(np.diag(C) // 2).astype(np.int64)
     A[pi, pj] = a
@@ -132,11 +162,12 @@ def _simd_network(C: np.ndarray, steps_fn, cap: int | None = None):
     return A
 
 
-def sym_decompose_flow(C) -> np.ndarray:
+def sym_decompose_flow(C, groups=None) -> np.ndarray:
     """SIMD as the paper's min-cost flow "DecomOPT(C, A)" ([001] eqs. 8-10, Fig. 14;
-    spec 2.1(c)), a feasibility flow (zero costs)."""
+    spec 2.1(c)), a feasibility flow (zero costs); ``groups`` as in :func:`sym_decompose`."""
     C = _check_sym(C)
-    return _simd_network(C, lambda pi, pj, c, idx, t: np.zeros(len(idx), np.int64))
+    return _simd_network(C, lambda pi, pj, c, idx, t: np.zeros(len(idx), np.int64),
+                         groups=groups)
 
 
 def sym_decompose_rewiring(C, A_old, cap: int | None = None) -> np.ndarray:
@@ -172,14 +203,19 @@ def int_bounds_hold(M: np.ndarray, parts: list[np.ndarray]) -> bool:
     return True
 
 
-def _split_flow(A, lo_row, hi_row, lo_col, hi_col, ent_lo, ent_hi, step_cost=None):
+def _split_flow(A, lo_row, hi_row, lo_col, hi_col, ent_lo, ent_hi, step_cost=None,
+                blocks=None):
     """Integer Y with ent_lo <= Y_ij <= ent_hi (on the support of A), row and column sums
     within bounds, minimizing sum f_ij(Y_ij) (``step_cost(idx, t)``: unit-arc increments
-    above ent_lo). One circulation s -> rows -> cols -> t -> s."""
+    above ent_lo). One circulation s -> rows -> cols -> t -> s; with ``blocks`` =
+    (group of each row/column, lo/hi of group row sums, lo/hi of group column sums)
+    s -> row groups -> rows and cols -> column groups -> t."""
     I, J = A.shape
     ai, aj = np.nonzero(A)
     elo, ehi = ent_lo[ai, aj], ent_hi[ai, aj]
     s, t_, r0, c0 = 0, 1, 2, 2 + I
+    if blocks is not None:
+        return _split_flow_blocks(A, ai, aj, elo, ehi, lo_row, hi_row, lo_col, hi_col, *blocks)
     if step_cost is None:
         et, eh = r0 + ai, c0 + aj
         e_lo, e_hi, e_cost = elo, ehi, np.zeros(len(ai), np.int64)
@@ -207,13 +243,37 @@ def _split_flow(A, lo_row, hi_row, lo_col, hi_col, ent_lo, ent_hi, step_cost=Non
     return Y
 
 
-def int_decompose(M, H: int) -> list[np.ndarray]:
+def _split_flow_blocks(A, ai, aj, elo, ehi, lo_row, hi_row, lo_col, hi_col, g, lo_gr, hi_gr,
+                       lo_gc, hi_gc):
+    """Feasibility circulation s -> row group -> row -> col -> col group -> t -> s."""
+    I, J = A.shape
+    G = len(lo_gr)
+    s, t_, gr0, r0, c0, gc0 = 0, 1, 2, 2 + G, 2 + G + I, 2 + G + I + J
+    tail = np.concatenate([np.full(G, s), gr0 + g[:I], r0 + ai, c0 + np.arange(J),
+                           gc0 + np.arange(G), [t_]])
+    head = np.concatenate([gr0 + np.arange(G), r0 + np.arange(I), c0 + aj, gc0 + g[:J],
+                           np.full(G, t_), [s]])
+    lo = np.concatenate([lo_gr, lo_row, elo, lo_col, lo_gc, [0]])
+    hi = np.concatenate([hi_gr, hi_row, ehi, hi_col, hi_gc, [BIG]])
+    f = min_cost_flow(gc0 + G, tail, head, lo, hi, np.zeros(len(tail), np.int64))
+    Y = np.zeros_like(A)
+    Y[ai, aj] = f[G + I:G + I + len(ai)]
+    return Y
+
+
+def int_decompose(M, H: int, groups=None) -> list[np.ndarray]:
     """IMD by sequential peeling (spec 2.2): part t solves a circulation with every entry,
     row and column sum of the remainder within floor/ceil of 1/(H - t) of it. The nesting
-    lemma keeps all parts within the original floor/ceil(M/H) bounds. H circulations."""
+    lemma keeps all parts within the original floor/ceil(M/H) bounds. H circulations.
+
+    ``groups`` (a label per row = per column, e.g. the Pod of each leaf) adds the block
+    sums: the row sum and the column sum of every group also stay within floor/ceil of
+    1/H (a laminar family on each side of the bipartite flow, so M/H is still a
+    fractional solution and the flow is integral: the [REPO] per-Pod block balancing)."""
     M = np.asarray(M, dtype=np.int64)
     if M.ndim != 2 or np.any(M < 0) or H < 1:
         raise ValueError("IMD needs a non-negative integer matrix and H >= 1")
+    gr = None if groups is None else np.unique(np.asarray(groups), return_inverse=True)[1]
     parts, R = [], M.copy()
     for t in range(H):
         q = H - t
@@ -221,7 +281,13 @@ def int_decompose(M, H: int) -> list[np.ndarray]:
             parts.append(R.copy())
             break
         r, c = R.sum(1), R.sum(0)
-        X = _split_flow(R, r // q, -(-r // q), c // q, -(-c // q), R // q, -(-R // q))
+        blocks = None
+        if gr is not None:
+            gr_sum = np.bincount(gr, weights=r, minlength=gr.max() + 1).astype(np.int64)
+            gc_sum = np.bincount(gr, weights=c, minlength=gr.max() + 1).astype(np.int64)
+            blocks = (gr, gr_sum // q, -(-gr_sum // q), gc_sum // q, -(-gc_sum // q))
+        X = _split_flow(R, r // q, -(-r // q), c // q, -(-c // q), R // q, -(-R // q),
+                        blocks=blocks)
         parts.append(X)
         R = R - X
     return parts

@@ -8,7 +8,8 @@
 * ``greedy_assign`` (Theorem 4.2): each requirement unit {a, b} goes to a spine h free at
   both leaves, symmetrically (L_abh = L_bah, so (8) holds). Under the theorem's
   condition (every leaf needs at most H/2 paths, tau = 1) a free spine always exists;
-  otherwise the least-loaded spine is used and the contention level reports the excess.
+  otherwise the least-loaded spine with port room at both Pods (eq. 12) is used and the
+  contention level reports the excess.
   O(H) per unit, O(K_leaf * eta) overall.
 """
 from __future__ import annotations
@@ -20,9 +21,19 @@ from instances.lumos_logical import LogicalInstance, LogicalSolution
 
 
 def heuristic_decomposition(inst: LogicalInstance, simd: str = "euler") -> LogicalSolution:
+    """Steps 1-3 of [002] A.2 with per-Pod balancing ([REPO] CijtSolver block balancing,
+    spec 2.7): SIMD orients L so that every Pod's out- and in-sums of A differ by <= 1,
+    and IMD keeps every Pod's block row/column sums within ceil(1/H). Then spine (i, h)
+    gets sum_j C_ijh <= ceil(R_i/H) + ceil(Cl_i/H) <= K_spine (eq. 12; Pod demand
+    R_i + Cl_i <= K_spine * H, |R_i - Cl_i| <= 1, K_spine even) for tau = 1 as well,
+    where per-leaf balance alone allows up to 2 * K_spine."""
     fab = inst.fabric
-    A = (sym_decompose if simd == "euler" else sym_decompose_flow)(inst.L)   # Step 1
-    parts = int_decompose(A, fab.H)                                          # Step 2
+    pods = fab.pod_of_leaf(np.arange(fab.n_leaves))
+    if simd == "euler":
+        A = sym_decompose(inst.L, groups=pods)                                # Step 1
+    else:
+        A = sym_decompose_flow(inst.L, groups=pods)
+    parts = int_decompose(A, fab.H, groups=pods)                             # Step 2
     return LogicalSolution.from_dense({h: X + X.T for h, X in enumerate(parts)})  # Step 3
 
 
@@ -35,15 +46,23 @@ def greedy_assign(inst: LogicalInstance) -> LogicalSolution:
     fab = inst.fabric
     H, tau = fab.H, fab.tau
     load = np.zeros((fab.n_leaves, H), dtype=np.int64)
+    ports = np.zeros((fab.pods, H), dtype=np.int64)          # sum_j C_ijh so far (eq. 12)
+    pod = fab.pod_of_leaf(np.arange(fab.n_leaves))
     a_idx, b_idx = np.nonzero(np.triu(inst.L, 1))
     rows = []
     for a, b in zip(a_idx.tolist(), b_idx.tolist()):
         for _ in range(int(inst.L[a, b])):
             both = np.maximum(load[a], load[b])
-            free = np.flatnonzero(both < tau)
-            h = int(free[0]) if len(free) else int(np.argmin(both))
+            room = (ports[pod[a]] < fab.k_spine) & (ports[pod[b]] < fab.k_spine)
+            free = np.flatnonzero((both < tau) & room)
+            if len(free):
+                h = int(free[0])
+            else:   # least-loaded spine with port room (the checker reports any eq. 12 excess)
+                h = int(np.argmin(np.where(room, both, both + fab.k_leaf + 1)))
             load[a, h] += 1
             load[b, h] += 1
+            ports[pod[a], h] += 1
+            ports[pod[b], h] += 1
             rows.append((a, b, h))
     entries = np.zeros((0, 4), dtype=np.int64)
     if rows:

@@ -38,6 +38,21 @@ WIRINGS = ("uniform", "cross", "dual")
 UNIVERSAL = ("cross", "dual")
 
 
+def int_rows(value, field_name: str, width: int, what: str) -> np.ndarray:
+    """A list of integer rows of ``width`` entries as an (n, width) int64 array; anything
+    else (not a list, ragged, non-numeric, non-integer) raises InstanceError(field_name)."""
+    if not isinstance(value, list):
+        raise InstanceError(field_name, f"must be a list of integer {what} rows, got {short(value)}")
+    try:
+        arr = np.asarray(value if value else np.zeros((0, width)), dtype=float)
+    except (TypeError, ValueError):
+        raise InstanceError(field_name, f"must be a list of integer {what} rows") from None
+    if arr.ndim != 2 or arr.shape[1] != width or not np.all(np.isfinite(arr)) \
+            or np.any(arr != np.round(arr)):
+        raise InstanceError(field_name, f"must be a list of integer {what} rows")
+    return arr.astype(np.int64)
+
+
 # ----------------------------------------------------------------------------------------
 # fabric
 # ----------------------------------------------------------------------------------------
@@ -59,6 +74,12 @@ class Fabric:
     k_ocs: int = 512
 
     def __post_init__(self):
+        for key in ("pods", "k_leaf", "k_spine", "tau", "k_ocs"):
+            v = getattr(self, key)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise InstanceError(f"fabric.{key}", f"must be a positive integer, got {short(v)}")
+        if self.k_leaf % 2:
+            raise InstanceError("fabric.k_leaf", f"must be even (spec 1.1), got {self.k_leaf}")
         if self.k_spine % 2:
             raise InstanceError("fabric.k_spine", f"must be even (spec 1.1), got {self.k_spine}")
         if self.k_leaf % self.tau or self.k_spine % self.tau:
@@ -187,10 +208,7 @@ class OcsConfig:
     @classmethod
     def from_circuits(cls, rows, shape: tuple[int, int, int], field_name="circuits") -> "OcsConfig":
         perm = np.full(shape, -1, dtype=np.int32)
-        arr = np.asarray(rows if len(rows) else np.zeros((0, 4)), dtype=float)
-        if arr.ndim != 2 or arr.shape[1] != 4 or np.any(arr != np.round(arr)):
-            raise InstanceError(field_name, "must be a list of integer [h, k, in, out] rows")
-        arr = arr.astype(np.int64)
+        arr = int_rows(rows, field_name, 4, "[h, k, in, out]")
         H, n_ocs, n_ports = shape
         lim = np.array([H, n_ocs, n_ports, n_ports])
         bad = np.any((arr < 0) | (arr >= lim), axis=1)
@@ -233,16 +251,14 @@ def parse_topology(d: dict, fabric: Fabric, key: str = "topology") -> np.ndarray
         try:
             C = np.asarray(d[key], dtype=float)
         except (TypeError, ValueError):
-            raise InstanceError(key, "must be an H x P x P array of integers")
+            raise InstanceError(key, "must be an H x P x P array of integers") from None
         if C.shape != (H, P, P):
             raise InstanceError(key, f"must have shape {(H, P, P)} (H, P, P), got {C.shape}")
     elif "links" in d:
-        rows = np.asarray(d["links"] if len(d["links"]) else np.zeros((0, 4)), dtype=float)
-        if rows.ndim != 2 or rows.shape[1] != 4:
-            raise InstanceError("links", "must be a list of [h, i, j, count] rows")
+        r = int_rows(d["links"], "links", 4, "[h, i, j, count]")
         C = np.zeros((H, P, P))
-        r = rows.astype(np.int64)
-        if np.any(rows != r) or np.any(r < 0) or np.any(r[:, 0] >= H) or np.any(r[:, 1:3] >= P):
+        key = "links"
+        if np.any(r < 0) or np.any(r[:, 0] >= H) or np.any(r[:, 1:3] >= P):
             raise InstanceError("links", f"rows must be integers with h < {H}, i, j < {P}, "
                                 "count >= 0")
         if np.any(r[:, 1] == r[:, 2]):

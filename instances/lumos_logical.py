@@ -11,11 +11,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from instances.errors import InstanceError, require
-from instances.lumos import Fabric
+from instances.lumos import Fabric, int_rows
 
 
 def validate_requirement(L, fabric: Fabric, field_name: str = "requirement") -> np.ndarray:
-    L = np.asarray(L, dtype=float)
+    try:
+        L = np.asarray(L, dtype=float)
+    except (TypeError, ValueError):
+        raise InstanceError(field_name, "must be an n x n array of integers (n = leaves)") from None
     n = fabric.n_leaves
     if L.shape != (n, n):
         raise InstanceError(field_name, f"must be {n} x {n} (leaves), got {L.shape}")
@@ -59,11 +62,9 @@ class LogicalInstance:
         if "requirement" in d:
             L = d["requirement"]
         else:
-            rows = np.asarray(require(d, "pairs", list) or np.zeros((0, 3)), dtype=float)
-            if rows.ndim != 2 or rows.shape[1] != 3 or np.any(rows != np.round(rows)) or \
-                    np.any(rows < 0) or np.any(rows[:, :2] >= n):
+            r = int_rows(require(d, "pairs", list), "pairs", 3, "[a, b, count]")
+            if np.any(r < 0) or np.any(r[:, :2] >= n):
                 raise InstanceError("pairs", f"must be integer [a, b, count] rows with a, b < {n}")
-            r = rows.astype(np.int64)
             L = np.zeros((n, n), dtype=np.int64)
             np.add.at(L, (r[:, 0], r[:, 1]), r[:, 2])
             np.add.at(L, (r[:, 1], r[:, 0]), r[:, 2])

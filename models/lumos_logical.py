@@ -8,7 +8,9 @@ leaf pairs with L_ab > 0. Constraints:
 * (8) sum_{a in i, b in j} L_abh = sum_{a in i, b in j} L_bah (pod-level symmetry, L2)
 
 ``mode="feasibility"`` is the paper's model (no objective, spec 7.8); ``mode="min_contention"``
-replaces tau in (6) by an integer z and minimizes z (contention level = z / tau).
+replaces tau in (6) by an integer z and minimizes z (contention level = z / tau); it adds
+the spine port budget (12), sum_{a in Pod i} sum_b L_abh <= K_spine, which (6) implies
+only when z <= tau.
 """
 from __future__ import annotations
 
@@ -65,6 +67,10 @@ def build_logical(inst: LogicalInstance, mode: str = "feasibility") -> tuple[gp.
             for r in used:
                 sl = rows.indices[rows.indptr[r]:rows.indptr[r + 1]]
                 model.addConstr(gp.quicksum(x[int(c)] for c in sl) <= z, name=f"{name}[{r}]")
+        # (12) port budget of spine (i, h): implied by (6) when z <= tau, not when z > tau
+        pod_rows = incidence(fab.pod_of_leaf(a[vp]) * H + vh, fab.pods * H, no * H)
+        model.addMConstr(pod_rows, x, GRB.LESS_EQUAL, np.full(fab.pods * H, float(fab.k_spine)),
+                         name="eq12_ports")
         model.setObjective(z, GRB.MINIMIZE)
     # (8) pod-level symmetry per spine: sum over i -> j equals sum over j -> i
     pod = fab.pod_of_leaf

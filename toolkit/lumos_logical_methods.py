@@ -8,6 +8,7 @@ from __future__ import annotations
 
 
 from heuristics.lumos_logical import greedy_assign, heuristic_decomposition, theorem42_holds
+from instances.errors import InstanceError
 from instances.lumos import Fabric
 from instances.lumos_logical import LogicalInstance
 from instances.lumos_check import check_logical
@@ -84,6 +85,13 @@ GEN_PARAMS = {
 def generate(pods=4, k_leaf=8, k_spine=8, tau=2, k_ocs=512, per_leaf=0, fill=1.0, seed=0,
              name="") -> LogicalInstance:
     fab = Fabric(pods, k_leaf, k_spine, tau, k_ocs)
+    if not 0 <= per_leaf <= k_leaf:
+        raise InstanceError("per_leaf", f"must be within [0, k_leaf = {k_leaf}] (0 = k_leaf), "
+                            f"got {per_leaf}")
+    if not 0 < fill <= 1:
+        raise InstanceError("fill", f"must be within (0, 1], got {fill}")
+    if seed < 0:
+        raise InstanceError("seed", f"must be >= 0, got {seed}")
     L = random_requirement(fab, seed, per_leaf or None, fill)
     auto = f"logical-P{pods}-Kl{k_leaf}-Ks{k_spine}-tau{tau}-d{per_leaf or k_leaf}-s{seed}"
     return LogicalInstance(fab, L, name or auto, {"generator": dict(per_leaf=per_leaf, fill=fill,

@@ -215,10 +215,22 @@ GEN_PARAMS = {
 def generate(pods=8, k_leaf=4, k_spine=4, tau=1, k_ocs=512, wiring="cross", kind="rings", churn=0.2,
              ring_max=8, seed=0, old="previous", name="") -> ReconfigInstance:
     from instances.errors import InstanceError
+    from instances.lumos import WIRINGS
+    from instances.lumos_workloads import KINDS
 
     fab = Fabric(pods, k_leaf, k_spine, tau, k_ocs)
     if old not in ("previous", "none"):
         raise InstanceError("old", f"must be previous or none, got {old!r}")
+    if wiring not in WIRINGS:
+        raise InstanceError("wiring", f"must be one of {', '.join(WIRINGS)}, got {wiring!r}")
+    if kind not in KINDS + ("jobs",):
+        raise InstanceError("kind", f"must be one of {', '.join(KINDS + ('jobs',))}, got {kind!r}")
+    if not 0 <= churn <= 1:
+        raise InstanceError("churn", f"must be within [0, 1], got {churn}")
+    if ring_max < 2:
+        raise InstanceError("ring_max", f"must be >= 2 (a ring joins at least 2 Pods), got {ring_max}")
+    if seed < 0:
+        raise InstanceError("seed", f"must be >= 0, got {seed}")
     if kind == "jobs":
         seq = job_sequence(fab, 1, seed=seed, ring_max=ring_max)
     elif kind == "stubs" or old == "none":

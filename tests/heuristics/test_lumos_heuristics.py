@@ -14,8 +14,9 @@ from heuristics.lumos_logical import greedy_assign, heuristic_decomposition
 from heuristics.lumos_realize import odd_set_certificate, realize
 from heuristics.lumos_reconfig import itv_configure
 from instances.lumos import Fabric, ReconfigInstance
-from instances.lumos_logical import LogicalInstance
+from instances.lumos_logical import LogicalInstance, LogicalSolution
 from instances.lumos_check import check_config, check_logical
+from toolkit.lumos_reconfig_methods import rewiring_bound
 from instances.lumos_workloads import job_sequence, random_requirement, random_topology, \
     topology_sequence
 
@@ -118,7 +119,10 @@ def test_cross_and_dual_realize_every_admissible_topology(P, K, seed, kind):
     fab = Fabric(P, 4, K, 2)
     C = random_topology(fab, kind, seed, mult_max=K // 2)
     for w in ("cross", "dual"):
-        assert realize(fab, C, w).realizable
+        r = realize(fab, C, w)
+        assert r.realizable
+        bad, m = check_config(ReconfigInstance(fab, C, w), r.config)
+        assert not bad and m["realized"]
 
 
 def test_odd_set_certificate_is_a_valid_proof():
@@ -143,7 +147,7 @@ def test_itv_methods_realize_every_step_of_a_sequence(aware):
         inst = ReconfigInstance(fab, C, "cross", old)
         cfg = itv_configure(inst, aware=aware)
         bad, m = check_config(inst, cfg)
-        assert not bad and m["realized"] and m["rewiring"] >= m["circuits_added"]
+        assert not bad and m["realized"] and m["rewiring"] >= rewiring_bound(inst)
         old = cfg
 
 
@@ -200,6 +204,43 @@ def test_heuristic_decomposition_tau1_contention_at_most_2(P, seed):
     assert not bad and m["max_leaf_spine_load"] <= 2
 
 
+@pytest.mark.parametrize("P", [2, 3, 4])
+@pytest.mark.parametrize("simd", ["euler", "flow"])
+def test_heuristic_decomposition_tau1_respects_spine_port_budget_eq12(P, simd):
+    """Review item 1: per-leaf balance alone gave spines up to 2 * K_spine links at tau = 1
+    (90/90 of these cases); per-Pod balancing keeps every spine within K_spine, and the
+    resulting C is accepted as a lumos-reconfig topology (which enforces eq. 12)."""
+    fab = Fabric(P, 8, 8, 1)
+    for seed in range(10):
+        inst = LogicalInstance(fab, random_requirement(fab, seed))
+        sol = heuristic_decomposition(inst, simd)
+        bad, m = check_logical(inst, sol)
+        assert not bad and m["port_budget_ok"] and m["max_spine_ports"] <= fab.k_spine
+        assert m["max_leaf_spine_load"] <= 2
+        ReconfigInstance(fab, sol.topology(fab), "cross")       # raises on an eq. 12 violation
+
+
+@settings(max_examples=40, deadline=None)
+@given(C=sym_matrices(max_n=10), groups=st.lists(st.integers(0, 3), min_size=10, max_size=10),
+       H=st.integers(1, 5))
+def test_grouped_simd_and_imd_balance_every_group(C, groups, H):
+    """Per-group SIMD: group row and column sums of A differ by <= 1 (and all Theorem 3.1
+    bounds hold); per-group IMD: group row/column sums of each part within floor/ceil(1/H)."""
+    C[np.diag_indices(len(C))] = 0
+    g = np.array(groups[:len(C)])
+    for A in (sym_decompose(C, groups=g), sym_decompose_flow(C, groups=g)):
+        assert sym_bounds_hold(C, A)
+        for k in np.unique(g):
+            assert abs(int(A[g == k].sum()) - int(A[:, g == k].sum())) <= 1
+        parts = int_decompose(A, H, groups=g)
+        assert int_bounds_hold(A, parts)
+        for k in np.unique(g):
+            rs, cs = int(A[g == k].sum()), int(A[:, g == k].sum())
+            for X in parts:
+                assert rs // H <= X[g == k].sum() <= -(-rs // H)
+                assert cs // H <= X[:, g == k].sum() <= -(-cs // H)
+
+
 @settings(max_examples=25, deadline=None)
 @given(P=st.integers(2, 5), seed=st.integers(0, 10 ** 6))
 def test_theorem_4_2_greedy_is_contention_free_under_its_condition(P, seed):
@@ -207,3 +248,29 @@ def test_theorem_4_2_greedy_is_contention_free_under_its_condition(P, seed):
     inst = LogicalInstance(fab, random_requirement(fab, seed, per_leaf=fab.H // 2))
     bad, m = check_logical(inst, greedy_assign(inst))
     assert not bad and m["contention_free"]
+
+
+def test_check_logical_rejects_each_violation():
+    """Negative cases: eq. (5), eq. (8), eq. (12), same-Pod pairs, out-of-range rows."""
+    fab = Fabric(2, 2, 2, 1)                       # 2 leaves per Pod, H = 2, K_spine = 2
+    L = np.zeros((4, 4), dtype=int)
+    L[0, 2] = L[2, 0] = 1
+    inst = LogicalInstance(fab, L)
+    good = LogicalSolution(np.array([[0, 2, 0, 1], [2, 0, 0, 1]]))
+    assert check_logical(inst, good)[0] == []
+    cases = {
+        "eq. (5)": [[0, 2, 0, 1]],                               # 2 -> 0 missing
+        "eq. (8)": [[0, 2, 0, 1], [2, 0, 1, 1]],                 # reverse on another spine
+        "same Pod": [[0, 2, 0, 1], [2, 0, 0, 1], [0, 1, 1, 1]],
+        "out of range": [[0, 2, 5, 1], [2, 0, 0, 1]],
+    }
+    for what, rows in cases.items():
+        bad, _ = check_logical(inst, LogicalSolution(np.array(rows)))
+        assert bad, what
+    # eq. (12): both leaves of Pod 0 to Pod 1 on spine 0, twice each: 4 links > K_spine = 2
+    L = np.zeros((4, 4), dtype=int)
+    L[0, 2] = L[2, 0] = L[1, 3] = L[3, 1] = 2
+    inst = LogicalInstance(fab, L)
+    sol = LogicalSolution(np.array([[0, 2, 0, 2], [2, 0, 0, 2], [1, 3, 0, 2], [3, 1, 0, 2]]))
+    bad, m = check_logical(inst, sol)
+    assert any("eq. (12)" in b for b in bad) and not m["port_budget_ok"]

@@ -182,3 +182,19 @@ def test_sequences_are_admissible(P, seed, spread):
 def test_random_requirements_are_valid(P, tau, seed, fill):
     fab = Fabric(P, 4, 4, tau)
     validate_requirement(random_requirement(fab, seed, fill=fill), fab)
+
+
+def test_table1_report_claims_are_computed(tmp_path, monkeypatch):
+    """Review item 6: the ratio and the Clos sizes in the report come from the table, so a
+    changed formula changes the text (here: a doubled 3-tier Clos)."""
+    import benchmarks.lumos_table1 as bt
+    from instances import lumos_scale
+    md = (tmp_path / "a")
+    bt.run(out_dir=md)
+    text = (md / "lumos_table1.md").read_text()
+    assert "8.53x" in text and "65,536 GPUs at 800G and 8,192 at 1.6T" in text
+    orig = lumos_scale.clos3
+    monkeypatch.setattr(lumos_scale, "clos3", lambda k: 2 * orig(k))
+    bt.run(out_dir=tmp_path / "b")
+    text = (tmp_path / "b" / "lumos_table1.md").read_text()
+    assert "131,072 GPUs at 800G and 16,384 at 1.6T" in text

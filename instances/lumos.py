@@ -163,8 +163,16 @@ class Wiring:
         return own
 
 
+def check_wiring_name(name: str) -> str:
+    """``name`` if it is a known wiring, else a one-line error naming the field."""
+    if name not in WIRINGS:
+        raise InstanceError("wiring", f"unknown wiring {name!r} (known: {', '.join(WIRINGS)})")
+    return name
+
+
 def make_wiring(fabric: Fabric, name: str) -> Wiring:
     """The explicit port maps of wiring ``name`` (spec 1.3, W1-W3)."""
+    check_wiring_name(name)
     P, K = fabric.pods, fabric.k_spine
     i = np.repeat(np.arange(P), K).reshape(P, K)
     e = np.tile(np.arange(K), P).reshape(P, K)
@@ -177,7 +185,7 @@ def make_wiring(fabric: Fabric, name: str) -> Wiring:
             raise InstanceError("fabric.pods", f"dual-link wiring needs 2 OCS ports per Pod: "
                                 f"{P} Pods exceed k_ocs/2 = {fabric.k_ocs // 2}")
         return Wiring(name, K // 2, 2 * P, e // 2, 2 * i + e % 2, e // 2, 2 * i + e % 2)
-    raise InstanceError("wiring", f"unknown wiring {name!r} (known: {', '.join(WIRINGS)})")
+    raise AssertionError(name)   # unreachable: check_wiring_name covers WIRINGS
 
 
 # ----------------------------------------------------------------------------------------
@@ -313,8 +321,7 @@ class ReconfigInstance:
     problem = "lumos-reconfig"
 
     def __post_init__(self):
-        if self.wiring not in WIRINGS:
-            raise InstanceError("wiring", f"unknown wiring {self.wiring!r} (known: {', '.join(WIRINGS)})")
+        check_wiring_name(self.wiring)
         self.C = validate_topology(self.C, self.fabric)
         w = self.wire
         if self.old is None:
@@ -330,9 +337,7 @@ class ReconfigInstance:
     @classmethod
     def from_dict(cls, d: dict) -> "ReconfigInstance":
         fab = Fabric.from_dict(require(d, "fabric", dict))
-        wiring = str(d.get("wiring", "cross"))
-        if wiring not in WIRINGS:
-            raise InstanceError("wiring", f"unknown wiring {wiring!r} (known: {', '.join(WIRINGS)})")
+        wiring = check_wiring_name(str(d.get("wiring", "cross")))
         w = make_wiring(fab, wiring)
         old = None
         if d.get("old") is not None:

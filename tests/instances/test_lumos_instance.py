@@ -198,3 +198,18 @@ def test_table1_report_claims_are_computed(tmp_path, monkeypatch):
     bt.run(out_dir=tmp_path / "b")
     text = (tmp_path / "b" / "lumos_table1.md").read_text()
     assert "131,072 GPUs at 800G and 16,384 at 1.6T" in text
+
+
+def test_uniform_checker_rejects_a_unidirectional_circuit():
+    """Under Uniform Wiring the L2 reverse path of circuit (i -> j) on OCS k is (j -> i) on
+    the same OCS: dropping it must be flagged (review item 7)."""
+    fab = Fabric(4, 2, 2, tau=2)
+    C = np.zeros((1, 4, 4), dtype=int)
+    C[0, 0, 1] = C[0, 1, 0] = 1
+    inst = ReconfigInstance(fab, C, "uniform")
+    cfg = OcsConfig.empty(fab, inst.wire)
+    cfg.perm[0, 0, 0], cfg.perm[0, 0, 1] = 1, 0
+    assert check_config(inst, cfg)[0] == []
+    cfg.perm[0, 0, 1] = -1
+    bad, _ = check_config(inst, cfg)
+    assert any("L2" in b for b in bad)

@@ -54,9 +54,7 @@ def run_fig(fig: str, quick: bool, out_dir: Path) -> list[Path]:
                 save_instance(generate(model=model, micro_batches=n, name=f"{model}-{v}",
                                        **{spec["param"]: v}), f)
     runs = out_dir / "delta_runs" / f"{tag}.csv"
-    cfg = RunConfig(time_limit=60.0 if quick else 600.0,
-                    options={"stall": 50 if quick else 200, "ga_time_limit": 60.0 if quick else 600.0})
-    run_batch([inst_dir], list(METHODS), cfg, runs, progress=True)
+    run_batch([inst_dir], list(METHODS), _cfg(quick), runs, progress=True)
     df = pd.read_csv(runs)
     df["model"] = df["name"].str.rsplit("-", n=1).str[0]
     df["x"] = df["name"].str.rsplit("-", n=1).str[1].astype(int)

@@ -32,18 +32,12 @@ from models.delta_milp import extract_interval, profile, prune_windows
 from toolkit.delta_methods import prepare_interval, reference_run
 
 
-def _setup(inst):
-    name, x, sim = reference_run(inst)
-    prof = profile(inst, sim)
-    K = prof.K + max(2, int(np.ceil(0.05 * prof.K)))
-    return x, sim, prof, K
-
-
 def sizes(models_n) -> pd.DataFrame:
     recs = []
     for model, N in models_n:
         inst = from_job(dict(TABLE_I[model], micro_batches=N))
-        _, _, prof, K = _setup(inst)
+        prof = profile(inst, reference_run(inst)[2])
+        K = prof.intervals()
         kmin, kmax = prune_windows(inst, K, prof)
         topo_only = prune_windows(inst, K, prof, anchors=False)
         recs.append(dict(model=model, micro_batches=N, tasks=inst.n_tasks, K=K,
@@ -78,7 +72,7 @@ def solve_case(inst, label, prune, hot, limit, tighten=False, mip_gap=None, back
 
 
 def fts_case(inst, label, step, limit, backend="highs"):
-    _, sim, _, _ = _setup(inst)
+    sim = reference_run(inst)[2]
     t0 = time.perf_counter()
     model, h = build_fixed_step(inst, step, sim.makespan * (1 + 1e-6))
     build_s = time.perf_counter() - t0

@@ -38,6 +38,10 @@ class Profile:
     def K(self) -> int:
         return len(self.times) - 1
 
+    def intervals(self, pad: int = 2) -> int:
+        """The model's K (spec 3.3): the simulation's intervals + max(pad, 5%)."""
+        return self.K + max(pad, int(np.ceil(0.05 * self.K)))
+
 
 def profile(inst: DeltaInstance, sim) -> Profile:
     """Spec 3.3 anchor profiling: E = the simulator's event times; anchors from S_m, C_m."""

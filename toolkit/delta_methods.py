@@ -71,7 +71,7 @@ def prepare_interval(inst: DeltaInstance, variant: str, ref, prune: bool = True,
     (spec 2.1) and its trace as the MIP start. Returns (model, handles, start)."""
     _, x_ref, sim = ref
     prof = profile(inst, sim)
-    K = prof.K + max(k_pad, int(np.ceil(0.05 * prof.K)))
+    K = prof.intervals(k_pad)
     windows = prune_windows(inst, K, prof, margin=margin, anchors=anchors) if prune else None
     T_up = sim.makespan * (1 + 1e-6)
     tight = {}

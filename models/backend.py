@@ -68,6 +68,15 @@ class Result:
     message: str = ""
     iis_file: str | None = None
     x: np.ndarray | None = field(default=None, repr=False)  # indexed by Var.index
+    # (seconds since the solve started, objective) of every improving MIP solution
+    incumbents: list[tuple[float, float]] = field(default_factory=list, repr=False)
+
+    def converged_s(self, rel: float = 1e-4) -> float | None:
+        """Time of the last incumbent that improved on the previous one by >= ``rel``
+        (relative): the "objective gap between consecutive feasible solutions remains
+        below 0.01%" convergence rule of DELTA Fig. 11 (spec delta 3.7). None without
+        incumbents."""
+        return convergence_time(self.incumbents, rel)
 
     @property
     def has_solution(self) -> bool:
@@ -95,7 +104,19 @@ class Result:
         """The printable fields (no solution vector)."""
         d = asdict(self)
         d.pop("x")
+        d.pop("incumbents")
         return d
+
+
+def convergence_time(incumbents: Sequence[tuple[float, float]], rel: float = 1e-4) -> float | None:
+    """Time of the last incumbent whose relative improvement over the previous incumbent is
+    at least ``rel`` (the first incumbent always counts); None for no incumbents."""
+    t_conv, prev = None, None
+    for t, obj in incumbents:
+        if prev is None or abs(prev - obj) >= rel * max(abs(prev), 1e-12):
+            t_conv = t
+        prev = obj
+    return t_conv
 
 
 # --------------------------------------------------------------------------------------
@@ -274,9 +295,15 @@ def _solve_gurobi(model, params, start_items, log, iis_path) -> Result:
     if start_items:
         for v, val in start_items:
             v.Start = val
+    incumbents: list[tuple[float, float]] = []
+
+    def on_solution(m, where):
+        if where == GRB.Callback.MIPSOL:
+            incumbents.append((m.cbGet(GRB.Callback.RUNTIME), m.cbGet(GRB.Callback.MIPSOL_OBJ)))
+
     t0 = time.perf_counter()
     try:
-        model.optimize()
+        model.optimize(on_solution)
     except gp.GurobiError as exc:
         if exc.errno == _ERR_SIZE_LIMIT:
             _LICENCE_SIZE_LIMITED = True
@@ -291,7 +318,7 @@ def _solve_gurobi(model, params, start_items, log, iis_path) -> Result:
         st = model.Status
         model.setParam("DualReductions", 1)
     has_sol = model.SolCount > 0
-    res = Result(_gurobi_status(st, has_sol), runtime_s=runtime)
+    res = Result(_gurobi_status(st, has_sol), runtime_s=runtime, incumbents=incumbents)
     if has_sol and res.status in ("optimal", "feasible"):
         res.x = np.array(model.getAttr("X", model.getVars()), dtype=float)
         res.objective = float(model.ObjVal)

@@ -83,6 +83,10 @@ def solve_highs(model, params, start_items, log) -> Result:
         idx = np.array([v.index for v, _ in start_items], dtype=np.int32)
         val = np.array([float(x) for _, x in start_items], dtype=float)
         h.setSolution(len(idx), idx, val)
+    incumbents: list[tuple[float, float]] = []
+    if is_mip:                  # the incumbent trajectory (the MIP start counts if accepted)
+        h.cbMipImprovingSolution.subscribe(lambda e: incumbents.append(
+            (time.perf_counter() - t0, float(e.data_out.objective_function_value))))
     t0 = time.perf_counter()
     h.run()
     runtime = time.perf_counter() - t0
@@ -105,7 +109,7 @@ def solve_highs(model, params, start_items, log) -> Result:
         status, has_sol = "optimal", True
     else:
         status = "error"
-    res = Result(status, runtime_s=runtime)
+    res = Result(status, runtime_s=runtime, incumbents=incumbents)
     if has_sol and status in ("optimal", "feasible"):
         res.x = np.array(h.getSolution().col_value, dtype=float) if n else np.zeros(0)
         res.objective = float(info.objective_function_value) if n else mx["offset"]

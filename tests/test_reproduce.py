@@ -36,3 +36,9 @@ def test_delta_fig9_fig10_fig11_pipelines_on_the_toy(tmp_path, monkeypatch):
     assert j["U_p + freed"] <= j["U_p"] + 1e-4
     fig11 = pd.read_csv(tmp_path / "delta_fig11.csv")
     assert set(figs.FIG11_METHODS) <= set(fig11.columns) and (fig11[list(figs.FIG11_METHODS)] > 0).all().all()
+    wall = pd.read_csv(tmp_path / "delta_fig11_wall.csv")
+    milp = [m for m in figs.FIG11_METHODS if m != "delta-fast"]    # converging precedes stopping
+    assert (fig11[milp].to_numpy() <= wall[milp].to_numpy() + 1e-6).all()
+    # HotStart holds Joint's final quality no later than it converges (both share the clock)
+    assert (fig11["hotstart_to_joint_quality_s"] <= fig11["delta-joint-hotstart"] + 1e-6).all() or \
+        fig11["hotstart_to_joint_quality_s"].isna().all()

@@ -190,3 +190,29 @@ def test_unknown_backend_and_quadratic_model_are_clear_errors():
     m.update()
     res = B.solve(m, backend="highs")
     assert res.status == "error" and "linear" in res.message
+
+
+def test_convergence_time_rule():
+    convergence_time = B.convergence_time
+    assert convergence_time([]) is None
+    # improvements of 1%, then 0.005% (below 0.01%): converged at the 1% one
+    assert convergence_time([(1.0, 100.0), (2.0, 99.0), (3.0, 98.995)]) == 2.0
+    assert convergence_time([(0.5, -10.0)]) == 0.5
+
+
+@pytest.mark.parametrize("backend", ["highs", pytest.param("gurobi", marks=needs_gurobi)])
+def test_incumbent_trajectory_improves_to_the_optimum(backend):
+    """Every improving MIP solution is recorded with its time; the last is the optimum."""
+    rng = np.random.default_rng(3)
+    n = 25
+    w, v = rng.integers(5, 50, n), rng.integers(5, 60, n)
+    m = B.new_model()
+    x = m.addVars(n, vtype=GRB.BINARY)
+    m.addConstr(gp.quicksum(int(w[i]) * x[i] for i in range(n)) <= int(w.sum()) // 3)
+    m.setObjective(5 - gp.quicksum(int(v[i]) * x[i] for i in range(n)))
+    m.update()
+    res = B.solve(m, backend=backend, start={x[i]: 0 for i in range(n)})
+    assert res.status == "optimal" and res.incumbents
+    times, objs = zip(*res.incumbents)
+    assert list(times) == sorted(times) and all(a >= b - 1e-9 for a, b in zip(objs, objs[1:]))
+    assert objs[-1] == pytest.approx(res.objective) and 0 <= res.converged_s() <= res.runtime_s + 1e-3

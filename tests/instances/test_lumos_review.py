@@ -37,12 +37,12 @@ def _dual_instance():
     return fab, inst, dual_realize(fab, DUAL_C)
 
 
-def _dual_circuit(cfg, *, cross_pods: bool = True):
-    """(k, p, q) of a used circuit in group 0 between two different Pods."""
+def _dual_circuit(cfg):
+    """(k, p, q) of the first circuit in group 0 (dual_realize makes none within a Pod)."""
     k, p = np.nonzero(cfg.perm[0] >= 0)
     q = cfg.perm[0, k, p]
-    pick = (p // 2 != q // 2) if cross_pods else np.ones_like(p, dtype=bool)
-    return int(k[pick][0]), int(p[pick][0]), int(q[pick][0])
+    assert (p // 2 != q // 2).all()
+    return int(k[0]), int(p[0]), int(q[0])
 
 
 def _free_port(cfg, k, avoid_pods=()):

@@ -9,20 +9,34 @@ Per OCS group h, independently (spec 2.3, 2.5):
    circuits), or by IMD when there is no old configuration to respect; MDMCF also runs
    the keep-and-insert assignment (heuristics.lumos_kempe, an addition) and keeps the
    one that rewires less, per group;
-4. odd OCS 2m+1 = transpose of even OCS 2m (the mirror of Cross Wiring);
-5. optionally (``refine``, an addition) pairwise re-optimization (heuristics.lumos_refine).
+4. MDMCF (additions): the ejection-chain assignment of heuristics.lumos_eject, which
+   chooses orientation and OCS of each unit together instead of fixing A first (steps
+   2-3 in one), run once plus ``restarts`` times with random tie-breaking; the group
+   keeps whichever of all its candidates rewires least, so MDMCF never rewires more
+   than steps 2-3 alone. Default restarts: 5 at P <= 8, 3 at P = 16, 1 at P = 32, none
+   above; for speed at P >= 64 units with a free place go first (``direct_first``)
+   and the final re-keep pass of lumos_eject runs only at P <= 64 (its cost grows with
+   the number of lost circuits) - the 2 s budget at P = 128 (issue 6);
+5. odd OCS 2m+1 = transpose of even OCS 2m (the mirror of Cross Wiring);
+6. optionally (``refine``, an addition) pairwise re-optimization (heuristics.lumos_refine).
+
+Groups are independent (spec 2.4); with ``workers`` > 1 and a large fabric they are
+solved in that many processes.
 
 ITV-MDMCF and ITV-MCF are reconstructions: [001]'s MDMCF section is missing from the
 paper (spec 7.5); see spec 2.5 for the decisions.
 """
 from __future__ import annotations
 
+import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
 from heuristics.lumos_decompose import (find_connection, int_decompose, sym_decompose,
                                         sym_decompose_flow, sym_decompose_rewiring)
+from heuristics.lumos_eject import eject_connection
 from heuristics.lumos_kempe import kempe_connection
 from heuristics.lumos_refine import pair_refine
 from instances.lumos import Fabric, OcsConfig, ReconfigInstance, make_wiring, perm_from_matrix
@@ -41,19 +55,35 @@ def old_even(inst: ReconfigInstance, h: int) -> np.ndarray:
     return out
 
 
+def default_restarts(P: int) -> int:
+    """Extra randomized runs of the ejection-chain assignment per group (step 4)."""
+    return max(0, min(5, 64 // max(P, 1) - 1))
+
+
 def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: bool = True,
-                simd: str = "euler", refine: bool = False, deadline: float | None = None
-                ) -> list[np.ndarray]:
+                simd: str = "euler", refine: bool = False, deadline: float | None = None,
+                eject: bool = True, restarts: int | None = None) -> list[np.ndarray]:
     """The K/2 directed partial permutations A^(m) for the even OCSes of one group."""
     if old is None or not old.any():
         return int_decompose(SIMD[simd](C_h), K // 2)
     # MDMCF: relaxed SIMD (row/col sums <= K/2, what Theorem 4.1 needs) against the old A
     A = sym_decompose_rewiring(C_h, old.sum(axis=0), K // 2) if aware else SIMD[simd](C_h)
     parts = find_connection(A, old)
-    if aware:                           # MDMCF: the cheaper of bisection and keep-and-insert
-        alt = kempe_connection(A, old)
-        if _rewiring(alt, old) < _rewiring(parts, old):
-            parts = alt
+    if aware:                           # MDMCF: the cheapest of all candidates
+        best = _rewiring(parts, old)
+        cands = [lambda: kempe_connection(A, old)]
+        if eject:
+            P = len(C_h)
+            n_extra = default_restarts(P) if restarts is None else restarts
+            cands += [lambda seed=seed: eject_connection(C_h, old, improve=P <= 64, seed=seed,
+                                                         direct_first=P >= 64)
+                      for seed in [None] + list(range(n_extra))]
+        for make in cands:
+            alt = make()
+            if alt is not None and _realizes(alt, C_h) and _rewiring(alt, old) < best:
+                parts, best = alt, _rewiring(alt, old)
+            if best == 0:
+                break
     return pair_refine(parts, old, deadline=deadline) if refine else parts
 
 
@@ -61,23 +91,50 @@ def _rewiring(parts, old) -> int:
     return int(sum(np.abs(X - U).sum() for X, U in zip(parts, old)))
 
 
+def _realizes(parts, C_h) -> bool:
+    """Defensive check of an assignment: partial permutations, no self-circuit, sum
+    X + X^T = C_h."""
+    S = sum(parts)
+    return bool(np.array_equal(S + S.T, C_h) and all(
+        X.min() >= 0 and X.sum(0).max() <= 1 and X.sum(1).max() <= 1 and not np.diag(X).any()
+        for X in parts))
+
+
+PARALLEL_MIN_PODS = 32        # below this, process start-up costs more than it saves
+
+
 def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler",
-                  refine: bool = False, time_budget: float | None = None) -> OcsConfig:
+                  refine: bool = False, time_budget: float | None = None, eject: bool = True,
+                  restarts: int | None = None, workers: int | None = None) -> OcsConfig:
     """ITV-MDMCF (``aware=True``) or ITV-MCF (``aware=False``) for a Cross-wired instance;
-    ``refine`` adds the pairwise local search of heuristics.lumos_refine (within
-    ``time_budget`` seconds overall, the groups sharing it)."""
+    ``eject``/``restarts``: step 4 of the module docstring (MDMCF only); ``refine`` adds
+    the pairwise local search of heuristics.lumos_refine (within ``time_budget`` seconds
+    overall, the groups sharing it); ``workers`` processes for the groups (default: 2 at
+    P >= 32 when the machine has 2 cores, else 1)."""
     if inst.wiring != "cross":
         raise ValueError(f"ITV methods need cross wiring, the instance has {inst.wiring}")
     fab = inst.fabric
     cfg = OcsConfig.empty(fab, inst.wire)
     t0 = time.perf_counter()
-    for h in range(fab.H):
-        deadline = None if time_budget is None else t0 + time_budget * (h + 1) / fab.H
-        parts = split_group(inst.C[h], fab.k_spine, old_even(inst, h), aware, simd, refine, deadline)
+    if workers is None:
+        workers = min(2, os.cpu_count() or 1) if fab.pods >= PARALLEL_MIN_PODS else 1
+    jobs = [(inst.C[h], fab.k_spine, old_even(inst, h), aware, simd, refine,
+             None if time_budget is None else t0 + time_budget * (h + 1) / fab.H, eject, restarts)
+            for h in range(fab.H)]
+    if workers > 1 and fab.H > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            results = list(pool.map(_split_job, jobs))
+    else:
+        results = [_split_job(j) for j in jobs]
+    for h, parts in enumerate(results):
         for m, X in enumerate(parts):
             cfg.perm[h, 2 * m] = perm_from_matrix(X)
             cfg.perm[h, 2 * m + 1] = perm_from_matrix(X.T)
     return cfg
+
+
+def _split_job(args) -> list[np.ndarray]:
+    return split_group(*args)
 
 
 def cross_realize(fabric: Fabric, C: np.ndarray) -> OcsConfig:

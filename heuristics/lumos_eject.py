@@ -221,6 +221,16 @@ class _Group:
         for a, b in path:
             self.put(m, b, a)
 
+    def shed(self, a: int, b: int) -> None:
+        """Drop the excess copies at Pods a and b (before the fallbacks, which only use
+        free ports)."""
+        for x, y in self.excess_pairs():
+            if a in (x, y) or b in (x, y):
+                for m in range(self.M):
+                    for s, t in ((x, y), (y, x)):
+                        if self.out[m][s] == t and self.cnt[x][y] > self.cap[x][y]:
+                            self.drop(m, s, t)
+
     def apply(self, moves) -> None:
         for m, s, t, ej, drops in moves:
             for d in drops:
@@ -233,6 +243,7 @@ class _Group:
               fallback: bool = True) -> bool:
         found = self.chain(a, b, banned, max_states=max_states, damage=damage)
         if found is None and fallback:
+            self.shed(a, b)
             found = self.kempe(a, b)
         if found is None and fallback:
             self.rebalance(a, b)

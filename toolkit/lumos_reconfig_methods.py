@@ -76,8 +76,12 @@ def run_itv_heuristic(aware: bool):
         if simd not in ("euler", "flow"):
             raise OptionError(f"option simd: expected euler or flow, got {simd!r}")
         budget = cfg.option("refine_budget", 0.0, float) or None
+        restarts = cfg.option("restarts", -1, int)
+        workers = cfg.option("workers", 0, int)
         conf = itv_configure(inst, aware=aware, simd=simd, refine=cfg.option("refine", False),
-                             time_budget=budget)
+                             time_budget=budget, eject=cfg.option("eject", True),
+                             restarts=None if restarts < 0 else restarts,
+                             workers=workers or None)
         return MethodOutput(conf, metrics=_mrar(inst, conf, cfg))
     return run
 
@@ -265,7 +269,9 @@ register_problem(Problem(
              "cos_itv_ilp", "realizable", "proof"),
     methods={m.name: m for m in [
         Method("itv-mdmcf", "heuristic", run_itv_heuristic(True),
-               "ITV-MDMCF (reconstruction): rewiring-aware SIMD + FindConnection bisection MCFs",
+               "ITV-MDMCF (reconstruction): rewiring-aware SIMD + FindConnection bisection MCFs, "
+               "and ejection chains with orientation freedom (an addition); best per group",
+               "eject=1 restarts=-1 (-1: by size) workers=0 (0: 2 at P >= 32) "
                "refine=0|1 (pairwise local search, an addition) refine_budget=S mrar=0",
                applicable=lambda i, c: _check_wiring(i, "cross")),
         Method("itv-mcf", "heuristic", run_itv_heuristic(False),

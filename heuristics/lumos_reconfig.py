@@ -11,12 +11,12 @@ Per OCS group h, independently (spec 2.3, 2.5):
    one that rewires less, per group;
 4. MDMCF (additions): the ejection-chain assignment of heuristics.lumos_eject, which
    chooses orientation and OCS of each unit together instead of fixing A first (steps
-   2-3 in one), run once plus ``restarts`` times with random tie-breaking; the group
-   keeps whichever of all its candidates rewires least, so MDMCF never rewires more
-   than steps 2-3 alone. Default restarts: 5 at P <= 8, 3 at P = 16, 1 at P = 32, none
-   above; for speed at P >= 64 units with a free place go first (``direct_first``)
-   and the final re-keep pass of lumos_eject runs only at P <= 64 (its cost grows with
-   the number of lost circuits) - the 2 s budget at P = 128 (issue 6);
+   2-3 in one), run once plus ``restarts`` times with other insertion orders
+   (``eject_runs``); the group keeps whichever of all its candidates rewires least, so
+   MDMCF never rewires more than steps 2-3 alone. Default restarts: 5 at P <= 16, 1 at
+   P = 32, none above; for speed at P >= 64 units with a free place go first
+   (``direct_first``) and the final re-keep pass of lumos_eject runs only at P <= 64
+   (its cost grows with the number of lost circuits): the 2 s budget at P = 128;
 5. odd OCS 2m+1 = transpose of even OCS 2m (the mirror of Cross Wiring);
 6. optionally (``refine``, an addition) pairwise re-optimization (heuristics.lumos_refine).
 
@@ -56,8 +56,19 @@ def old_even(inst: ReconfigInstance, h: int) -> np.ndarray:
 
 
 def default_restarts(P: int) -> int:
-    """Extra randomized runs of the ejection-chain assignment per group (step 4)."""
-    return max(0, min(5, 64 // max(P, 1) - 1))
+    """Extra runs of the ejection-chain assignment per group (step 4), by fabric size."""
+    return 5 if P <= 16 else 1 if P <= 32 else 0
+
+
+def eject_runs(P: int, restarts: int) -> list[dict]:
+    """Options of the 1 + ``restarts`` runs of lumos_eject: the deterministic order
+    (at P >= 64 units with a free place first, which is faster), then units with a free
+    place first, then seeded random tie-breaking alternating between the two orders."""
+    runs = [dict(direct_first=P >= 64)]
+    if restarts >= 1:
+        runs.append(dict(direct_first=not runs[0]["direct_first"]))
+    runs += [dict(seed=k, direct_first=bool(k % 2)) for k in range(restarts - 1)]
+    return runs
 
 
 def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: bool = True,
@@ -75,9 +86,8 @@ def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: b
         if eject:
             P = len(C_h)
             n_extra = default_restarts(P) if restarts is None else restarts
-            cands += [lambda seed=seed: eject_connection(C_h, old, improve=P <= 64, seed=seed,
-                                                         direct_first=P >= 64)
-                      for seed in [None] + list(range(n_extra))]
+            cands += [lambda kw=kw: eject_connection(C_h, old, improve=P <= 64, **kw)
+                      for kw in eject_runs(P, n_extra)]
         for make in cands:
             alt = make()
             if alt is not None and _realizes(alt, C_h) and _rewiring(alt, old) < best:

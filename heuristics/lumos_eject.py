@@ -14,15 +14,17 @@ that order of decisions. This module decides orientation and OCS together:
    than C_ij keeps them all for now, as *excess* copies (decision: which copies to drop
    is left to the insertions below, which drop an excess copy whose ports they need);
 2. insert each missing unit {i, j}, most constrained first (fewest places where both
-   ports are free), by an *ejection chain*: place it as s -> t in some OCS m where
+   ports are free; ``direct_first``: the fewest among units that have such a place,
+   a faster order), by an *ejection chain*: place it as s -> t in some OCS m where
    the Tx port of s or the Rx port of t is free; an excess copy on the other port is
    dropped; any other circuit there is ejected and becomes the next unit to place, in
    any OCS and orientation. Chains are searched best-first on their cost (+1 per old
    circuit ejected from its old place, -1 per circuit placed at an old place), with
    bounds on depth and states; among places where both ports are free, the one that
    blocks the fewest free places of the other units. If the search finds nothing, the
-   alpha/beta alternating-path swap of Konig's theorem places the unit (after reversing
-   one directed path of one OCS when both endpoints have free ports of one kind only);
+   excess copies at the unit's Pods are dropped and the alpha/beta alternating-path
+   swap of Konig's theorem places the unit (after reversing one directed path of one
+   OCS when both endpoints have free ports of one kind only), which always succeeds;
 3. drop the excess copies left (pairs back to C_ij copies);
 4. improvement: each old circuit not kept while its pair is realized elsewhere by a
    circuit that is not kept is moved back to its old place, and what it ejects is

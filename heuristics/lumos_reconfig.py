@@ -15,7 +15,7 @@ Per OCS group h, independently (spec 2.3, 2.5):
    (``eject_runs``); the group keeps whichever of all its candidates rewires least, so
    MDMCF never rewires more than steps 2-3 alone. Default restarts: 5 at P <= 16, 1 at
    P = 32, none above; for speed at P >= 64 units with a free place go first
-   (``direct_first``) and the final re-keep pass of lumos_eject runs only at P <= 64
+   (``direct_first``) and the final re-keep pass of lumos_eject runs only at P < 64
    (its cost grows with the number of lost circuits): the 2 s budget at P = 128;
 5. odd OCS 2m+1 = transpose of even OCS 2m (the mirror of Cross Wiring);
 6. optionally (``refine``, an addition) pairwise re-optimization (heuristics.lumos_refine).
@@ -86,7 +86,7 @@ def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: b
         if eject:
             P = len(C_h)
             n_extra = default_restarts(P) if restarts is None else restarts
-            cands += [lambda kw=kw: eject_connection(C_h, old, improve=P <= 64, **kw)
+            cands += [lambda kw=kw: eject_connection(C_h, old, improve=P < 64, **kw)
                       for kw in eject_runs(P, n_extra)]
         for make in cands:
             alt = make()

@@ -31,14 +31,21 @@ that order of decisions. This module decides orientation and OCS together:
    re-inserted by chains; the move stays only if more old circuits are kept.
 
 Each search expands at most ``max_states`` states of O(K) moves each (bounded local
-search), so the whole is polynomial. If a unit cannot be placed (not expected) the
+search), so the whole is polynomial. Time guard (``deadline``, a time.monotonic()
+value): once it has passed, the remaining units are placed in list order (no most-
+constrained selection, whose cost grows with the square of the number of units) by
+chains of at most ``GUARD_STATES`` states (a free place is found by the first) and the
+fallbacks, and step 4 is skipped or stopped. If a unit cannot be placed (not expected) the
 function returns None and MDMCF uses its other assignments.
 """
 from __future__ import annotations
 
 import heapq
+import time
 
 import numpy as np
+
+GUARD_STATES = 0            # chain search bound once the deadline has passed (Konig only)
 
 
 class _Group:
@@ -86,8 +93,9 @@ class _Group:
     def excess_pairs(self) -> list[tuple[int, int]]:
         return [k for k in self.over if self.cnt[k[0]][k[1]] > self.cap[k[0]][k[1]]]
 
-    def kept(self) -> int:
-        return self.n_kept
+    def commit(self) -> None:
+        """Keep the changes since ``mark``."""
+        self.log = None
 
     def chain(self, p: int, q: int, banned=None, max_depth: int = 40, max_states: int = 4000,
               visits: int = 2, damage=None):
@@ -143,18 +151,15 @@ class _Group:
                     c = cost - (oldm[s] == t)
                     tick += 1
                     mv = (m, s, t, ej, drops)
-                    if ej is None:
-                        if c <= cost:                   # nothing cheaper is left to find
-                            dmg = 0 if damage is None else damage[0][m][s] + damage[1][m][t]
-                            if done is None or (c, dmg) < done[0]:
-                                done = ((c, dmg), (path, mv))
-                            continue
-                        heapq.heappush(heap, (c, depth, tick, -1, -1, None, (path, mv)))
+                    if ej is None:                      # complete: the best from this state
+                        dmg = 0 if damage is None else damage[0][m][s] + damage[1][m][t]
+                        if done is None or (c, dmg) < done[0]:
+                            done = ((c, dmg), (path, mv))
                         continue
                     c += old[m][ej[1]] == ej[2]
                     heapq.heappush(heap, (c, depth + 1, tick, ej[1], ej[2], ej, (path, mv)))
-            if done is not None:
-                return done[0][0], _unwind(done[1])
+            if done is not None:                        # first completion found (best-first
+                return done[0][0], _unwind(done[1])     # on cost so far, not the optimum)
         return None
 
     def kempe(self, p: int, q: int):
@@ -296,11 +301,14 @@ def _overrides(path, n: int):
 
 def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
                      rounds: int = 2, seed: int | None = None, direct_first: bool = False,
-                     rekeep_states: int = 1000) -> list[np.ndarray] | None:
+                     rekeep_states: int = 1000, deadline: float | None = None
+                     ) -> list[np.ndarray] | None:
     """Split the undirected C (P x P, degree <= 2 * len(old)) over the even OCSes whose old
     0/1 matrices are ``old`` (M, P, P), choosing orientation and OCS per unit; returns M
     directed partial permutations with sum X + X^T = C, or None if a unit found no place
-    (then use another assignment)."""
+    (then use another assignment). ``max_states``/``rekeep_states``: bound of each chain
+    search in steps 2/4; ``rounds``: passes of step 4; ``seed``/``direct_first``: the
+    insertion order; ``deadline``: the time guard of the module docstring."""
     C = np.asarray(C, dtype=np.int64)
     old = np.asarray(old, dtype=np.int64)
     M, n = old.shape[0], old.shape[1]
@@ -319,11 +327,11 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
     rng = None if seed is None else np.random.default_rng(seed)
     if rng is not None:
         units = [units[k] for k in rng.permutation(len(units))]
-    if not _insert(g, units, max_states, rng, direct_first):    # 2. insert
+    if not _insert(g, units, max_states, rng, direct_first, deadline):    # 2. insert
         return None
     _drop_excess(g)                                     # 3.
     if improve:
-        _rekeep(g, rekeep_states, rounds)               # 4.
+        _rekeep(g, rekeep_states, rounds, deadline)     # 4.
     X = np.zeros((M, n, n), dtype=np.int64)
     for m in range(M):
         for s, t in enumerate(g.out[m]):
@@ -356,12 +364,13 @@ def _most_constrained(g: _Group, units: list, rng=None, direct_first: bool = Fal
     else:
         k = int(rng.choice(np.flatnonzero(pri == pri.min())))
     a, b = units.pop(k)
-    use_tx = np.zeros((M, n), np.int64)                # other units' places on each port
-    use_rx = np.zeros((M, n), np.int64)
+    use_tx = np.zeros(M * n, np.int64)                 # other units' places on each port
+    use_rx = np.zeros(M * n, np.int64)
     for d, src, dst in ((fwd, ua, ub), (rev, ub, ua)):
         m_, k_ = np.nonzero(d)
-        np.add.at(use_tx, (m_, src[k_]), 1)
-        np.add.at(use_rx, (m_, dst[k_]), 1)
+        use_tx += np.bincount(m_ * n + src[k_], minlength=M * n)
+        use_rx += np.bincount(m_ * n + dst[k_], minlength=M * n)
+    use_tx, use_rx = use_tx.reshape(M, n), use_rx.reshape(M, n)
     if n_places[k] == 0:
         return a, b, (use_tx.tolist(), use_rx.tolist())
     best = None
@@ -385,9 +394,12 @@ def _most_constrained(g: _Group, units: list, rng=None, direct_first: bool = Fal
     return a, b, (use_tx.tolist(), use_rx.tolist()) if best is None else best[1]
 
 
-def _insert(g: _Group, units: list, max_states: int, rng=None, direct_first=False) -> bool:
+def _insert(g: _Group, units: list, max_states: int, rng=None, direct_first=False,
+            deadline=None) -> bool:
     """Step 2 for the ``units`` (pairs) not placed yet."""
     while units:
+        if deadline is not None and time.monotonic() > deadline:
+            return all(g.place(a, b, GUARD_STATES) for a, b in units)   # time guard
         a, b, spot = _most_constrained(g, units, rng, direct_first)
         if len(spot) == 5:
             g.apply([spot])
@@ -405,7 +417,7 @@ def _drop_excess(g: _Group) -> None:
                     g.drop(m, s, t)
 
 
-def _rekeep(g: _Group, rekeep_states: int, rounds: int = 2) -> None:
+def _rekeep(g: _Group, rekeep_states: int, rounds: int = 2, deadline=None) -> None:
     """Step 4: return lost old circuits to their old place when that keeps more."""
     for _ in range(rounds):
         improved = False
@@ -416,7 +428,9 @@ def _rekeep(g: _Group, rekeep_states: int, rounds: int = 2) -> None:
                 spot = _loose_copy(g, s, t)
                 if spot is None:
                     continue
-                before = g.kept()
+                if deadline is not None and time.monotonic() > deadline:
+                    return
+                before = g.n_kept
                 g.mark()
                 g.drop(*spot)
                 ejected = []
@@ -429,9 +443,9 @@ def _rekeep(g: _Group, rekeep_states: int, rounds: int = 2) -> None:
                 g.put(m, s, t)
                 if all(g.place(e[1], e[2], rekeep_states, banned=e, fallback=False)
                        for e in ejected) \
-                        and g.kept() > before:
+                        and g.n_kept > before:
                     improved = True
-                    g.log = None
+                    g.commit()
                 else:
                     g.undo()
         if not improved:

@@ -163,7 +163,7 @@ def _report(summ, status, quick, steps, ilp_group_s) -> list[str]:
             "churn takes longer (measured outside this benchmark, see heuristics.lumos_reconfig: "
             "before the time guard 1.7 s at 30% ring churn, 7.5 s at 100%, 13.6 s between "
             "unrelated topologies; the guard, option eject_time = 2 s, stops the ejection "
-            "chains, about 2.2 s at 100% churn) |",
+            "chains: about 2.2 s at 100% churn, 2.1 s between unrelated topologies) |",
             f"| ILP time at 32k GPUs | up to 435.07 s (Gurobi) | {ilp_t} (HiGHS, MDMCF start; a "
             "hit limit is the budget, not a solve time) |",
             f"| MDMCF MRAR vs ITV-ILP | within 4% at all scales | min {worst_mrar:.4f} where the ILP "

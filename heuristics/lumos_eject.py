@@ -34,8 +34,8 @@ Each search expands at most ``max_states`` states of O(K) moves each (bounded lo
 search), so the whole is polynomial. Time guard (``deadline``, a time.monotonic()
 value): once it has passed, the remaining units are placed in list order (no most-
 constrained selection, whose cost grows with the square of the number of units) by
-chains of at most ``GUARD_STATES`` states (a free place is found by the first) and the
-fallbacks, and step 4 is skipped or stopped. If a unit cannot be placed (not expected) the
+chains of at most ``GUARD_STATES`` states, 0 = the Konig fallback alone (short chains
+in list order rewired more in a trial at P = 128), and step 4 is skipped or stopped. If a unit cannot be placed (not expected) the
 function returns None and MDMCF uses its other assignments.
 """
 from __future__ import annotations

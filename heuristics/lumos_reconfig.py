@@ -29,7 +29,8 @@ Per OCS group h, independently (spec 2.3, 2.5):
    the benchmark's churn (10% of the rings replaced, or one job event per step);
    heavy churn takes longer: without the time guard 1.7 s at 30% ring churn, 7.5 s at
    100% and 13.6 s between unrelated topologies (review of the branch, idle machine);
-   with it about 2.2 s at 100% churn under load 2 (12.6 s without), rewiring 1% higher.
+   with it about 2.2 s at 100% churn under load 2 (12.6 s without), rewiring 1% higher,
+   and 2.1 s between unrelated topologies at load 1 (5.2 s without), rewiring 4% higher.
    See results/lumos_reconfig.md for the benchmark's numbers;
 5. odd OCS 2m+1 = transpose of even OCS 2m (the mirror of Cross Wiring);
 6. optionally (``refine``, an addition) pairwise re-optimization (heuristics.lumos_refine).

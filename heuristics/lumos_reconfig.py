@@ -9,20 +9,52 @@ Per OCS group h, independently (spec 2.3, 2.5):
    circuits), or by IMD when there is no old configuration to respect; MDMCF also runs
    the keep-and-insert assignment (heuristics.lumos_kempe, an addition) and keeps the
    one that rewires less, per group;
-4. odd OCS 2m+1 = transpose of even OCS 2m (the mirror of Cross Wiring);
-5. optionally (``refine``, an addition) pairwise re-optimization (heuristics.lumos_refine).
+4. MDMCF (additions): the ejection-chain assignment of heuristics.lumos_eject, which
+   chooses orientation and OCS of each unit together instead of fixing A first (steps
+   2-3 in one), run once plus ``restarts`` times with other insertion orders
+   (``eject_runs``); the group keeps whichever of all its candidates rewires least on
+   eq. (7) (even and odd OCSes, so also for an old configuration that is not mirrored),
+   so MDMCF never rewires more than steps 2-3 alone. Default restarts: 5 at P <= 16, 1
+   at 17 <= P <= 32, none above; for speed at P >= 64 units with a free place go first
+   (``direct_first``) and the final re-keep pass of lumos_eject runs only at P < 64
+   (its cost grows with the number of lost circuits). Time guard: the ejection chains
+   of one reconfiguration stop ``eject_time`` seconds (default 2 s, the target) after
+   it starts, the groups sharing that time in order (group h's deadline is its
+   process's share so far); past its deadline a group's eject run places the remaining
+   units by the Konig swap only (no chain search, no re-keep) and no further restart
+   starts, so the group keeps the best of FindConnection / keep-and-insert / that run.
+   When the guard fires the result depends on machine speed and load (``eject_time``
+   None or option 0: no guard, deterministic).
+   Measured at P = 128 (32k GPUs) on 2 cores: about 1.2-1.6 s per reconfiguration on
+   the benchmark's churn (10% of the rings replaced, or one job event per step);
+   heavy churn takes longer: without the time guard 1.7 s at 30% ring churn, 7.5 s at
+   100% and 13.6 s between unrelated topologies (review of the branch, idle machine);
+   with it about 2.2 s at 100% churn under load 2 (12.6 s without), rewiring 1% higher,
+   and 2.1 s between unrelated topologies at load 1 (5.2 s without), rewiring 4% higher.
+   See results/lumos_reconfig.md for the benchmark's numbers;
+5. odd OCS 2m+1 = transpose of even OCS 2m (the mirror of Cross Wiring);
+6. optionally (``refine``, an addition) pairwise re-optimization (heuristics.lumos_refine).
+
+Groups are independent (spec 2.4); with ``workers`` > 1 and a large fabric they are
+solved in that many processes (serially inside a daemonic process such as a Dask or
+multiprocessing worker, for an initial configuration, or when no pool can be started).
 
 ITV-MDMCF and ITV-MCF are reconstructions: [001]'s MDMCF section is missing from the
 paper (spec 7.5); see spec 2.5 for the decisions.
 """
 from __future__ import annotations
 
+import multiprocessing
+import os
 import time
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
 from heuristics.lumos_decompose import (find_connection, int_decompose, sym_decompose,
                                         sym_decompose_flow, sym_decompose_rewiring)
+from heuristics.lumos_eject import eject_connection
 from heuristics.lumos_kempe import kempe_connection
 from heuristics.lumos_refine import pair_refine
 from instances.lumos import Fabric, OcsConfig, ReconfigInstance, make_wiring, perm_from_matrix
@@ -30,54 +62,137 @@ from instances.lumos import Fabric, OcsConfig, ReconfigInstance, make_wiring, pe
 SIMD = {"euler": sym_decompose, "flow": sym_decompose_flow}
 
 
-def old_even(inst: ReconfigInstance, h: int) -> np.ndarray:
-    """(K/2, P, P) old 0/1 matrices of the even OCSes 2m of group h (Cross Wiring)."""
+def old_even(inst: ReconfigInstance, h: int, parity: int = 0) -> np.ndarray:
+    """(K/2, P, P) old 0/1 matrices of the even OCSes 2m of group h (Cross Wiring); with
+    ``parity=1`` those of the odd OCSes 2m + 1."""
     P, K = inst.fabric.pods, inst.fabric.k_spine
     out = np.zeros((K // 2, P, P), dtype=np.int64)
     for m in range(K // 2):
-        row = inst.old.perm[h, 2 * m]
+        row = inst.old.perm[h, 2 * m + parity]
         on = row >= 0
         out[m, np.flatnonzero(on), row[on]] = 1
     return out
 
 
+def default_restarts(P: int) -> int:
+    """Extra runs of the ejection-chain assignment per group (step 4), by fabric size."""
+    return 5 if P <= 16 else 1 if P <= 32 else 0
+
+
+def eject_runs(P: int, restarts: int) -> list[dict]:
+    """Options of the 1 + ``restarts`` runs of lumos_eject: the deterministic order
+    (at P >= 64 units with a free place first, which is faster), then units with a free
+    place first, then seeded random tie-breaking alternating between the two orders."""
+    runs = [dict(direct_first=P >= 64)]
+    if restarts >= 1:
+        runs.append(dict(direct_first=not runs[0]["direct_first"]))
+    runs += [dict(seed=k, direct_first=bool(k % 2)) for k in range(restarts - 1)]
+    return runs
+
+
 def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: bool = True,
-                simd: str = "euler", refine: bool = False, deadline: float | None = None
-                ) -> list[np.ndarray]:
-    """The K/2 directed partial permutations A^(m) for the even OCSes of one group."""
+                simd: str = "euler", refine: bool = False, deadline: float | None = None,
+                eject: bool = True, restarts: int | None = None, old_odd: np.ndarray | None = None,
+                eject_deadline: float | None = None) -> list[np.ndarray]:
+    """The K/2 directed partial permutations A^(m) for the even OCSes of one group;
+    ``old_odd``: the odd OCSes' old matrices (default: the mirror, old^T), used to
+    compare the candidates on eq. (7); ``eject_deadline``: time.monotonic() past which
+    the ejection chains stop searching (see the module docstring)."""
     if old is None or not old.any():
         return int_decompose(SIMD[simd](C_h), K // 2)
     # MDMCF: relaxed SIMD (row/col sums <= K/2, what Theorem 4.1 needs) against the old A
     A = sym_decompose_rewiring(C_h, old.sum(axis=0), K // 2) if aware else SIMD[simd](C_h)
     parts = find_connection(A, old)
-    if aware:                           # MDMCF: the cheaper of bisection and keep-and-insert
-        alt = kempe_connection(A, old)
-        if _rewiring(alt, old) < _rewiring(parts, old):
-            parts = alt
+    if aware:                           # MDMCF: the cheapest of all candidates
+        odd = np.transpose(old, (0, 2, 1)) if old_odd is None else old_odd
+        best = _rewiring(parts, old, odd)
+        cands = [lambda: kempe_connection(A, old)]
+        if eject:
+            P = len(C_h)
+            n_extra = default_restarts(P) if restarts is None else restarts
+            cands += [lambda kw=kw: eject_connection(C_h, old, improve=P < 64,
+                                                     deadline=eject_deadline, **kw)
+                      for kw in eject_runs(P, n_extra)]
+        for k, make in enumerate(cands):
+            if k >= 2 and eject_deadline is not None and time.monotonic() > eject_deadline:
+                break                   # restarts only within the time guard
+            alt = make()
+            if alt is not None and _realizes(alt, C_h):
+                cost = _rewiring(alt, old, odd)
+                if cost < best:
+                    parts, best = alt, cost
+            if best == 0:
+                break
     return pair_refine(parts, old, deadline=deadline) if refine else parts
 
 
-def _rewiring(parts, old) -> int:
-    return int(sum(np.abs(X - U).sum() for X, U in zip(parts, old)))
+def _rewiring(parts, old, old_odd) -> int:
+    """Eq. (7) for one group: even OCS m carries X, odd OCS m carries X^T."""
+    return int(sum(np.abs(X - U).sum() + np.abs(X.T - V).sum()
+                   for X, U, V in zip(parts, old, old_odd)))
+
+
+def _realizes(parts, C_h) -> bool:
+    """Defensive check of an assignment: partial permutations, no self-circuit, sum
+    X + X^T = C_h."""
+    S = sum(parts)
+    return bool(np.array_equal(S + S.T, C_h) and all(
+        X.min() >= 0 and X.sum(0).max() <= 1 and X.sum(1).max() <= 1 and not np.diag(X).any()
+        for X in parts))
+
+
+PARALLEL_MIN_PODS = 32        # below this, process start-up costs more than it saves
+EJECT_TIME = 2.0              # s per reconfiguration for the ejection chains (time guard)
 
 
 def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler",
-                  refine: bool = False, time_budget: float | None = None) -> OcsConfig:
+                  refine: bool = False, time_budget: float | None = None, eject: bool = True,
+                  restarts: int | None = None, workers: int | None = None,
+                  eject_time: float | None = EJECT_TIME) -> OcsConfig:
     """ITV-MDMCF (``aware=True``) or ITV-MCF (``aware=False``) for a Cross-wired instance;
-    ``refine`` adds the pairwise local search of heuristics.lumos_refine (within
-    ``time_budget`` seconds overall, the groups sharing it)."""
+    ``eject``/``restarts``/``eject_time`` (None: no time guard): step 4 of the module
+    docstring (MDMCF only); ``refine`` adds the pairwise local search of
+    heuristics.lumos_refine (within ``time_budget`` seconds overall, the groups sharing
+    it); ``workers`` processes for the groups (default: 2 at P >= 32 when the machine has
+    2 cores, else 1; serial inside a daemonic process, for an initial configuration, or
+    if the pool cannot start)."""
     if inst.wiring != "cross":
         raise ValueError(f"ITV methods need cross wiring, the instance has {inst.wiring}")
+    if workers is not None and workers < 0:
+        raise ValueError(f"workers must be >= 0, got {workers}")
     fab = inst.fabric
     cfg = OcsConfig.empty(fab, inst.wire)
-    t0 = time.perf_counter()
-    for h in range(fab.H):
-        deadline = None if time_budget is None else t0 + time_budget * (h + 1) / fab.H
-        parts = split_group(inst.C[h], fab.k_spine, old_even(inst, h), aware, simd, refine, deadline)
+    t0, m0 = time.perf_counter(), time.monotonic()
+    if not workers:
+        workers = min(2, os.cpu_count() or 1) if fab.pods >= PARALLEL_MIN_PODS else 1
+    has_old = inst.old is not None and bool((inst.old.perm >= 0).any())
+    if not has_old or fab.H == 1 or multiprocessing.current_process().daemon:
+        workers = 1
+    # the time guard: group h is the (h // workers + 1)-th on its process (pool.map order)
+    slots = -(-fab.H // workers)
+    jobs = [(inst.C[h], fab.k_spine, old_even(inst, h) if has_old else None, aware, simd,
+             refine, None if time_budget is None else t0 + time_budget * (h + 1) / fab.H,
+             eject, restarts, old_even(inst, h, 1) if has_old else None,
+             None if eject_time is None else m0 + eject_time * (h // workers + 1) / slots)
+            for h in range(fab.H)]
+    results = None
+    if workers > 1:
+        try:
+            with ProcessPoolExecutor(workers) as pool:
+                results = list(pool.map(_split_job, jobs))
+        except (OSError, NotImplementedError, AssertionError, BrokenProcessPool):
+            results = None              # no usable worker processes here: serial
+    if results is None:
+        results = [_split_job(j) for j in jobs]
+    for h, parts in enumerate(results):
         for m, X in enumerate(parts):
             cfg.perm[h, 2 * m] = perm_from_matrix(X)
             cfg.perm[h, 2 * m + 1] = perm_from_matrix(X.T)
     return cfg
+
+
+def _split_job(args) -> list[np.ndarray]:
+    return split_group(*args)
 
 
 def cross_realize(fabric: Fabric, C: np.ndarray) -> OcsConfig:

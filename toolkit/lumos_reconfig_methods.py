@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from heuristics.lumos_baselines import helios, uniform_greedy
-from heuristics.lumos_reconfig import itv_configure
+from heuristics.lumos_reconfig import EJECT_TIME, itv_configure
 from instances.lumos import UNIVERSAL, Fabric, OcsConfig, ReconfigInstance, perm_from_matrix
 from instances.lumos_check import check_config, fibre_paths, realized_topology
 from instances.lumos_workloads import job_sequence, random_topology, topology_sequence
@@ -76,8 +76,19 @@ def run_itv_heuristic(aware: bool):
         if simd not in ("euler", "flow"):
             raise OptionError(f"option simd: expected euler or flow, got {simd!r}")
         budget = cfg.option("refine_budget", 0.0, float) or None
+        restarts = cfg.option("restarts", -1, int)
+        workers = cfg.option("workers", 0, int)
+        if workers < 0:
+            raise OptionError(f"option workers: expected >= 0 (0: by size), got {workers}")
+        if cfg.threads:                   # the run's thread budget (batch --workers sets 1)
+            workers = min(workers or cfg.threads, cfg.threads)
+        eject_time = cfg.option("eject_time", EJECT_TIME, float)
+        if eject_time < 0:
+            raise OptionError(f"option eject_time: expected >= 0 s (0: no guard), got {eject_time}")
         conf = itv_configure(inst, aware=aware, simd=simd, refine=cfg.option("refine", False),
-                             time_budget=budget)
+                             time_budget=budget, eject=cfg.option("eject", True),
+                             restarts=None if restarts < 0 else restarts,
+                             workers=workers or None, eject_time=eject_time or None)
         return MethodOutput(conf, metrics=_mrar(inst, conf, cfg))
     return run
 
@@ -86,7 +97,7 @@ def _itv_ilp_config(inst: ReconfigInstance, cfg: RunConfig):
     reduced = cfg.option("model", "reduced") == "reduced"
     if cfg.option("model", "reduced") not in ("reduced", "full"):
         raise OptionError("option model: expected reduced or full")
-    seed = itv_configure(inst) if cfg.option("start", True) else None
+    seed = itv_configure(inst, workers=cfg.threads) if cfg.option("start", True) else None
     conf, results = OcsConfig.empty(inst.fabric, inst.wire), []
     t0 = time.perf_counter()
     for h in range(inst.fabric.H):
@@ -265,7 +276,10 @@ register_problem(Problem(
              "cos_itv_ilp", "realizable", "proof"),
     methods={m.name: m for m in [
         Method("itv-mdmcf", "heuristic", run_itv_heuristic(True),
-               "ITV-MDMCF (reconstruction): rewiring-aware SIMD + FindConnection bisection MCFs",
+               "ITV-MDMCF (reconstruction): rewiring-aware SIMD + FindConnection bisection MCFs, "
+               "and ejection chains with orientation freedom (an addition); best per group",
+               "eject=1 restarts=-1 (-1: by size) eject_time=2 (s per reconfiguration, 0: "
+               "no guard) workers=0 (0: 2 at P >= 32 and >= 2 CPUs; at most --threads) "
                "refine=0|1 (pairwise local search, an addition) refine_budget=S mrar=0",
                applicable=lambda i, c: _check_wiring(i, "cross")),
         Method("itv-mcf", "heuristic", run_itv_heuristic(False),

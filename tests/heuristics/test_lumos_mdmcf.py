@@ -1,0 +1,244 @@
+"""ITV-MDMCF against the ITV-ILP optimum (issue 6) and the ejection-chain assignment."""
+from __future__ import annotations
+
+import multiprocessing
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from heuristics.lumos_eject import eject_connection
+from heuristics.lumos_reconfig import itv_configure, old_even, split_group
+from instances.lumos import Fabric, OcsConfig, ReconfigInstance
+from instances.lumos_check import check_config
+from instances.lumos_workloads import job_sequence, random_topology, topology_sequence
+from toolkit.registry import OptionError, RunConfig, problem
+
+FACTOR = 1.04          # issue 6: MDMCF rewiring within 4% of ITV-ILP where the ILP solves
+
+
+def _realizes(parts, C):
+    S = sum(parts)
+    return np.array_equal(S + S.T, C) and all(
+        X.min() >= 0 and X.sum(0).max() <= 1 and X.sum(1).max() <= 1 and not np.diag(X).any()
+        for X in parts)
+
+
+def _steps(fab, kind, seed):
+    """(instance, MDMCF configuration) along a 3-step sequence, MDMCF driving."""
+    seq = job_sequence(fab, 3, seed=seed) if kind == "jobs" else \
+        topology_sequence(fab, 3, "rings", churn=0.2, seed=seed)
+    old, out = None, []
+    for step, C in enumerate(seq):
+        inst = ReconfigInstance(fab, C, "cross", old)
+        conf = itv_configure(inst)
+        if step:
+            out.append((inst, conf))
+        old = conf
+    return out
+
+
+CASES = [((8, 2, 16, 1), kind, seed) for kind in ("jobs", "rings") for seed in range(4)] + \
+        [((8, 4, 8, 1), kind, seed) for kind in ("jobs", "rings") for seed in range(2)]
+
+
+@pytest.fixture(scope="module")
+def mdmcf_vs_ilp():
+    """Per step: (MDMCF rewiring, ITV-ILP optimum, ITV-ILP status)."""
+    ilp = problem("lumos-reconfig").methods["itv-ilp"]
+    rows = []
+    for dims, kind, seed in CASES:
+        for inst, conf in _steps(Fabric(*dims), kind, seed):
+            bad, m = check_config(inst, conf)
+            assert not bad, bad[:3]                         # independent checker
+            res = ilp.run(inst, RunConfig(backend="highs")).solver
+            rows.append((m["rewiring"], res.objective, res.status))
+    return rows
+
+
+def test_mdmcf_never_below_ilp_optimum(mdmcf_vs_ilp):
+    assert all(status == "optimal" for _, _, status in mdmcf_vs_ilp)
+    assert all(r >= opt - 1e-6 for r, opt, _ in mdmcf_vs_ilp)
+
+
+def test_mdmcf_within_factor_of_ilp(mdmcf_vs_ilp):
+    total = sum(r for r, _, _ in mdmcf_vs_ilp)
+    opt = sum(o for _, o, _ in mdmcf_vs_ilp)
+    assert opt > 0
+    assert total <= FACTOR * opt, f"MDMCF {total} vs ITV-ILP {opt}: {total / opt:.4f}x"
+
+
+def test_target_equal_to_old_gives_zero_rewiring():
+    fab = Fabric(8, 2, 16, 1)
+    for kind, seed in (("rings", 3), ("stubs", 4)):
+        C = random_topology(fab, kind, seed)
+        old = itv_configure(ReconfigInstance(fab, C, "cross"))
+        inst = ReconfigInstance(fab, C, "cross", old)
+        bad, m = check_config(inst, itv_configure(inst))
+        assert not bad and m["rewiring"] == 0
+        for h in range(fab.H):                              # the module on its own too
+            U = old_even(inst, h)
+            parts = eject_connection(C[h], U)
+            assert all(np.array_equal(X, u) for X, u in zip(parts, U))
+
+
+def test_eject_fallbacks_still_realize():
+    """With no chain search at all (max_states=0) every unit goes through the Konig
+    alternating-path swap, after a path reversal when its endpoints have free ports of
+    one kind only: the result must still realize C."""
+    fab = Fabric(12, 2, 8, 1)
+    for seed in range(4):
+        seq = topology_sequence(fab, 2, "rings", churn=0.5, seed=seed)
+        old = itv_configure(ReconfigInstance(fab, seq[0], "cross"))
+        inst = ReconfigInstance(fab, seq[1], "cross", old)
+        for h in range(fab.H):
+            parts = eject_connection(seq[1][h], old_even(inst, h), max_states=0)
+            assert parts is not None and _realizes(parts, seq[1][h])
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(4, 10), st.sampled_from([4, 6, 8]), st.integers(0, 10_000),
+       st.floats(0.1, 0.9), st.sampled_from(["rings", "stubs"]))
+def test_mdmcf_never_worse_than_findconnection_kempe(P, K, seed, churn, kind):
+    """The group keeps the best candidate, so adding ejection chains never rewires more
+    than the rewiring-aware SIMD + FindConnection / keep-and-insert path alone."""
+    fab = Fabric(P, 2, K, 1)
+    if kind == "stubs":
+        seq = [random_topology(fab, "stubs", seed), random_topology(fab, "stubs", seed + 1)]
+    else:
+        seq = topology_sequence(fab, 2, "rings", churn=churn, seed=seed, ring_max=4)
+    old = itv_configure(ReconfigInstance(fab, seq[0], "cross"))
+    inst = ReconfigInstance(fab, seq[1], "cross", old)
+    for h in range(fab.H):
+        U = old_even(inst, h)
+        new = split_group(seq[1][h], K, U)
+        base = split_group(seq[1][h], K, U, eject=False)
+        assert _realizes(new, seq[1][h])
+        rew = [sum(np.abs(X - u).sum() for X, u in zip(p, U)) for p in (new, base)]
+        assert rew[0] <= rew[1]
+    bad, _ = check_config(inst, itv_configure(inst))
+    assert not bad
+
+
+def test_mcf_baseline_does_not_use_ejection_chains():
+    """ITV-MCF stays the rewiring-oblivious baseline: eject has no effect on it."""
+    fab = Fabric(8, 2, 16, 1)
+    seq = topology_sequence(fab, 2, "rings", churn=0.3, seed=5)
+    old = itv_configure(ReconfigInstance(fab, seq[0], "cross"))
+    inst = ReconfigInstance(fab, seq[1], "cross", old)
+    a = itv_configure(inst, aware=False)
+    b = itv_configure(inst, aware=False, eject=False)
+    assert np.array_equal(a.perm, b.perm)
+
+
+def test_parallel_groups_match_serial():
+    fab = Fabric(8, 4, 8, 1)
+    seq = topology_sequence(fab, 2, "rings", churn=0.3, seed=7)
+    old = itv_configure(ReconfigInstance(fab, seq[0], "cross"))
+    inst = ReconfigInstance(fab, seq[1], "cross", old)
+    assert np.array_equal(itv_configure(inst, workers=1, eject_time=None).perm,
+                          itv_configure(inst, workers=2, eject_time=None).perm)
+
+
+def _random_old(fab, seed, fill=0.7):
+    """An old configuration that is not mirrored: every OCS (even and odd) an independent
+    random partial permutation without self-circuits."""
+    rng = np.random.default_rng(seed)
+    old = OcsConfig.empty(fab, ReconfigInstance(fab, np.zeros((fab.H, fab.pods, fab.pods),
+                                                              int), "cross").wire)
+    for h in range(fab.H):
+        for k in range(fab.k_spine):
+            q = rng.permutation(fab.pods)
+            q[(q == np.arange(fab.pods)) | (rng.random(fab.pods) > fill)] = -1
+            old.perm[h, k] = q
+    return old
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(4, 8), st.sampled_from([4, 6, 8]), st.integers(0, 10_000),
+       st.sampled_from(["rings", "stubs"]))
+def test_mdmcf_never_worse_on_eq7_with_non_mirrored_old(P, K, seed, kind):
+    """Candidates are compared on eq. (7) with the odd OCSes, so the guarantee also holds
+    when the old odd OCSes are not the mirror of the even ones (checker's rewiring)."""
+    fab = Fabric(P, 2, K, 1)
+    C = random_topology(fab, kind, seed)
+    inst = ReconfigInstance(fab, C, "cross", _random_old(fab, seed))
+    (bad, new), (bad0, base) = (check_config(inst, itv_configure(inst, eject=e))
+                                for e in (True, False))
+    assert not bad and not bad0
+    assert new["rewiring"] <= base["rewiring"]
+
+
+def test_time_guard_still_realizes():
+    """With a deadline already passed, eject places every unit by the Konig fallback and
+    MDMCF still returns a checked configuration, never worse than without ejection chains."""
+    fab = Fabric(12, 2, 8, 1)
+    seq = topology_sequence(fab, 2, "rings", churn=0.5, seed=2)
+    old = itv_configure(ReconfigInstance(fab, seq[0], "cross"))
+    inst = ReconfigInstance(fab, seq[1], "cross", old)
+    for h in range(fab.H):
+        parts = eject_connection(seq[1][h], old_even(inst, h), deadline=0.0)
+        assert parts is not None and _realizes(parts, seq[1][h])
+    (bad, m), (_, m0) = (check_config(inst, itv_configure(inst, eject_time=1e-9, eject=e))
+                         for e in (True, False))
+    assert not bad and m["rewiring"] <= m0["rewiring"]
+
+
+def _in_daemon(q, inst):
+    q.put(itv_configure(inst, workers=2, eject_time=None).perm)
+
+
+def test_mdmcf_inside_daemonic_worker():
+    """Dask and multiprocessing workers are daemonic (no children): MDMCF runs serially
+    there instead of failing to start its pool."""
+    fab = Fabric(8, 4, 8, 1)
+    seq = topology_sequence(fab, 2, "rings", churn=0.3, seed=3)
+    old = itv_configure(ReconfigInstance(fab, seq[0], "cross"))
+    inst = ReconfigInstance(fab, seq[1], "cross", old)
+    q = multiprocessing.Queue()
+    proc = multiprocessing.Process(target=_in_daemon, args=(q, inst), daemon=True)
+    proc.start()
+    perm = q.get(timeout=60)
+    proc.join(timeout=60)
+    assert proc.exitcode == 0
+    assert np.array_equal(perm, itv_configure(inst, workers=1, eject_time=None).perm)
+
+
+def test_workers_option_and_pool_fallback(monkeypatch):
+    """workers < 0 is an option error; the run's thread budget (batch --workers sets
+    threads=1) and an initial configuration mean no pool; a pool that cannot start
+    falls back to serial."""
+    import heuristics.lumos_reconfig as rc
+    fab = Fabric(6, 2, 4, 1)
+    seq = topology_sequence(fab, 2, "rings", churn=0.5, seed=4)
+    first = ReconfigInstance(fab, seq[0], "cross")
+    inst = ReconfigInstance(fab, seq[1], "cross", itv_configure(first))
+    run = problem("lumos-reconfig").methods["itv-mdmcf"].run
+    with pytest.raises(OptionError, match="workers"):
+        run(inst, RunConfig(options={"workers": -3}))
+    serial = itv_configure(inst, workers=1, eject_time=None).perm
+
+    def no_pool(*a, **k):
+        raise OSError("no semaphores here")
+    monkeypatch.setattr(rc, "ProcessPoolExecutor", no_pool)
+    out = run(inst, RunConfig(threads=1, options={"workers": 2, "eject_time": 0}))
+    assert np.array_equal(out.solution.perm, serial)
+    assert not check_config(first, itv_configure(first, workers=2))[0]
+
+    def failing_pool(*a, **k):
+        raise AssertionError("pool creation attempted")
+    assert np.array_equal(itv_configure(inst, workers=2, eject_time=None).perm, serial)
+    monkeypatch.setattr(rc, "ProcessPoolExecutor", failing_pool)
+    assert np.array_equal(itv_configure(inst, workers=2, eject_time=None).perm, serial)
+
+
+def test_large_fabric_path_checks():
+    """P >= 64: direct-first order, no re-keep, no restarts, groups on 2 processes."""
+    fab = Fabric(64, 2, 4, 1)
+    seq = topology_sequence(fab, 2, "rings", churn=0.3, seed=1)
+    old = itv_configure(ReconfigInstance(fab, seq[0], "cross"))
+    inst = ReconfigInstance(fab, seq[1], "cross", old)
+    conf = itv_configure(inst, workers=2, eject_time=None)
+    bad, m = check_config(inst, conf)
+    assert not bad
+    assert np.array_equal(conf.perm, itv_configure(inst, workers=1, eject_time=None).perm)

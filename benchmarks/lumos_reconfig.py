@@ -61,6 +61,7 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
                                  driver="ITV-MDMCF")
     df = pd.DataFrame(rows)
     summ, status = summarize(df)
+    churn = heavy_churn(2 if quick else 4)
     pngs = []
     for what, col, logy in (("time", "time_mean_s", True), ("mrar", "mrar", False)):
         frames = {f"{s} ({w})": (summ[(summ.strategy == s) & (summ.workload == w)].gpus,
@@ -71,8 +72,42 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
         pngs.append(plot(out_dir / f"lumos_reconfig_{what}.png", frames, "GPUs",
                          "mean solve time per reconfiguration (s)" if what == "time" else
                          "MRAR vs ITV-ILP", logy=logy, paper=paper))
-    md = _report(summ, status, quick, steps, ilp_group_s)
-    return write_report(out_dir, "lumos_reconfig", md, {"lumos_reconfig.csv": df}) + pngs
+    md = _report(summ, status, quick, steps, ilp_group_s) + _churn_report(churn)
+    return write_report(out_dir, "lumos_reconfig", md, {"lumos_reconfig.csv": df,
+                                                        "lumos_reconfig_churn.csv": churn}) + pngs
+
+
+CHURNS = (0.3, 1.0)
+
+
+def heavy_churn(steps: int, P: int = 128) -> pd.DataFrame:
+    """MDMCF alone at 32k GPUs on heavier ring churn than the main sequences, with the
+    ejection chains' time guard (default ``eject_time``) and without it (``eject_time=0``)."""
+    fab = Fabric(P, K, K, 1)
+    rows = []
+    for churn in CHURNS:
+        seq = topology_sequence(fab, steps + 1, "rings", churn=churn, seed=P)
+        for guard in (None, 0.0):
+            cfg = RunConfig() if guard is None else RunConfig(options={"eject_time": guard})
+            rows += run_sequence(fab, seq, ("ITV-MDMCF",), {"ITV-MDMCF": cfg},
+                                 {"churn": churn, "eject_time": "default" if guard is None else "0 (off)"})
+    return pd.DataFrame(rows)
+
+
+def _churn_report(df: pd.DataFrame) -> list[str]:
+    t = df.groupby(["churn", "eject_time"]).agg(
+        time_mean_s=("time_s", "mean"), time_max_s=("time_s", "max"), cpu_max_s=("cpu_s", "max"),
+        rewiring=("rewiring", "sum"), lower_bound=("lower_bound", "sum")).reset_index()
+    t["rewiring_vs_lb"] = t.rewiring / t.lower_bound
+    return ["## MDMCF on heavier churn (32k GPUs)", "",
+            "Rings sequences at P = 128 (seed 128) with the given share of the rings replaced per step "
+            f"(the table above: 0.1), {df.step.nunique()} reconfigurations each, MDMCF with the "
+            "ejection chains' time guard (option `eject_time`, default 2 s per reconfiguration; "
+            "past it the remaining units are placed by Konig swaps alone) and without it. The "
+            "issue's < 2 s target is stated for the benchmark's churn (the table above); "
+            "heavier churn costs more time, and the guard trades rewiring for time. With the guard on, results depend on the "
+            "machine's speed and load.", "",
+            md_table(t, ".4g"), ""]
 
 
 def summarize(df: pd.DataFrame):
@@ -160,10 +195,7 @@ def _report(summ, status, quick, steps, ilp_group_s) -> list[str]:
             f"| MDMCF time per reconfiguration at 32k GPUs | up to 19.37 s | max {tmax:.2f} s wall, "
             f"{cmax:.2f} s CPU, groups on 2 processes (target < 2 s on 2 cores), on these "
             "sequences' churn (10% of the rings replaced, or one job event, per step); heavier "
-            "churn takes longer (measured outside this benchmark, see heuristics.lumos_reconfig: "
-            "before the time guard 1.7 s at 30% ring churn, 7.5 s at 100%, 13.6 s between "
-            "unrelated topologies; the guard, option eject_time = 2 s, stops the ejection "
-            "chains: about 2.2 s at 100% churn, 2.1 s between unrelated topologies) |",
+            "churn takes longer: see the last section |",
             f"| ILP time at 32k GPUs | up to 435.07 s (Gurobi) | {ilp_t} (HiGHS, MDMCF start; a "
             "hit limit is the budget, not a solve time) |",
             f"| MDMCF MRAR vs ITV-ILP | within 4% at all scales | min {worst_mrar:.4f} where the ILP "

@@ -25,13 +25,9 @@ Per OCS group h, independently (spec 2.3, 2.5):
    starts, so the group keeps the best of FindConnection / keep-and-insert / that run.
    When the guard fires the result depends on machine speed and load (``eject_time``
    None or option 0: no guard, deterministic).
-   Measured at P = 128 (32k GPUs) on 2 cores: about 1.2-1.6 s per reconfiguration on
-   the benchmark's churn (10% of the rings replaced, or one job event per step);
-   heavy churn takes longer: without the time guard 1.7 s at 30% ring churn, 7.5 s at
-   100% and 13.6 s between unrelated topologies (review of the branch, idle machine);
-   with it about 2.2 s at 100% churn under load 2 (12.6 s without), rewiring 1% higher,
-   and 2.1 s between unrelated topologies at load 1 (5.2 s without), rewiring 4% higher.
-   See results/lumos_reconfig.md for the benchmark's numbers;
+   Its time at P = 128 (32k GPUs) depends on the churn: under 2 s per reconfiguration
+   on the benchmark's churn, longer on heavy churn; ``eject_time`` caps the ejection
+   chains (benchmarks/lumos_reconfig.py measures both, results/lumos_reconfig.md);
 5. odd OCS 2m+1 = transpose of even OCS 2m (the mirror of Cross Wiring);
 6. optionally (``refine``, an addition) pairwise re-optimization (heuristics.lumos_refine).
 

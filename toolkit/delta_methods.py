@@ -110,11 +110,10 @@ def _interval_method(variant: str, hot_from_ga: bool = False):
             stages = solve_lexicographic(model, [gp.LinExpr(h.C), h.ports], start=start,
                                          rel_tol=cfg.option("port_tol", 1e-6), **kw)
             res = stages[-1] if stages[-1].has_solution else stages[0]
-            extra = {"milp_stage1_objective": stages[0].objective}
+            extra = {"milp_stage1_objective": stages[0].objective, **_convergence(stages[0], t_prep)}
         else:
             res = solve(model, start=start, **kw)
-            extra = {}
-        extra.update(_convergence(res if not cfg.option("ports", False) else stages[0], t_prep))
+            extra = _convergence(res, t_prep)
         extra.update(reference=ref_name, reference_iteration_time=sim.makespan, intervals=K)
         if not res.has_solution:
             return MethodOutput(None, res, extra)

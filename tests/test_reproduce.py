@@ -39,6 +39,6 @@ def test_delta_fig9_fig10_fig11_pipelines_on_the_toy(tmp_path, monkeypatch):
     wall = pd.read_csv(tmp_path / "delta_fig11_wall.csv")
     milp = [m for m in figs.FIG11_METHODS if m != "delta-fast"]    # converging precedes stopping
     assert (fig11[milp].to_numpy() <= wall[milp].to_numpy() + 1e-6).all()
-    # HotStart holds Joint's final quality no later than it converges (both share the clock)
-    assert (fig11["hotstart_to_joint_quality_s"] <= fig11["delta-joint-hotstart"] + 1e-6).all() or \
-        fig11["hotstart_to_joint_quality_s"].isna().all()
+    # every incumbent, so the one reaching Joint's quality, comes before HotStart stops
+    reach = fig11["hotstart_to_joint_quality_s"]
+    assert reach.notna().all() and (reach <= wall["delta-joint-hotstart"] + 1e-3).all()

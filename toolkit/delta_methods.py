@@ -142,7 +142,7 @@ def _convergence(res, t_prep: float) -> dict:
     trajectory ``t:objective;...`` on the same clock, for time-to-target comparisons."""
     t = res.converged_s()
     return {"prep_s": t_prep, "converged_s": None if t is None else t_prep + t,
-            "incumbents": ";".join(f"{t_prep + ti:.3f}:{obj:.10g}" for ti, obj in res.incumbents)}
+            "incumbents": ";".join(f"{t_prep + ti:.6f}:{obj:.10g}" for ti, obj in res.incumbents)}
 
 
 def run_fts(inst: DeltaInstance, cfg: RunConfig) -> MethodOutput:

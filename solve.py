@@ -77,8 +77,9 @@ def _fmt(v):
     return str(v)
 
 
-def print_records(recs: list[dict], fmt: str, extra: list[str] | None = None, stream=sys.stdout):
+def print_records(recs: list[dict], fmt: str, extra: list[str] | None = None, stream=None):
     """Print records as an aligned table, JSON lines, or CSV."""
+    stream = stream or sys.stdout
     if fmt == "json":
         for r in recs:
             print(json.dumps({k: v for k, v in r.items() if k != "solution"}, default=_json_default),

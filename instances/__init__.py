@@ -8,9 +8,10 @@ import importlib
 import json
 from pathlib import Path
 
-from instances.errors import InstanceError
+from instances.errors import InstanceError, check_tree, known_fields, text
 
 FORMAT = 1
+COMMON_FIELDS = ("problem", "format", "name", "meta")   # every type; each class adds FIELDS
 # problem name -> "module:Class" (imported lazily so one problem's imports never slow another)
 INSTANCE_TYPES = {
     "spectra": "instances.spectra:SpectraInstance",
@@ -38,12 +39,18 @@ def from_dict(d, source: str | None = None):
             raise InstanceError("problem", "missing")
         if not isinstance(d["problem"], str):
             raise InstanceError("problem", f"must be a string, got {type(d['problem']).__name__}")
-        if d.get("format", FORMAT) != FORMAT:
-            raise InstanceError("format", f"unsupported format {d.get('format')!r} (expected {FORMAT})")
+        fmt = d.get("format", FORMAT)
+        if isinstance(fmt, bool) or fmt != FORMAT:
+            raise InstanceError("format", f"unsupported format {fmt!r} (expected {FORMAT})")
         if not isinstance(d.get("meta", {}), dict):
             raise InstanceError("meta", "must be a JSON object")
+        if "name" in d:
+            text("name", d["name"])
+        cls = instance_class(d["problem"])
+        check_tree(d)
+        known_fields("", d, COMMON_FIELDS + tuple(cls.FIELDS))
         try:
-            return instance_class(d["problem"]).from_dict(d)
+            return cls.from_dict(d)
         except (TypeError, ValueError, OverflowError, KeyError, AttributeError) as exc:
             if isinstance(exc, InstanceError):
                 raise
@@ -54,18 +61,26 @@ def from_dict(d, source: str | None = None):
 
 def read_json(path: str | Path) -> dict:
     """Parse an instance file, with malformed JSON reported as a one-line InstanceError."""
+    from instances.limits import guard
+
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        # parsed JSON takes roughly ten times its text in Python objects
+        guard("", 10 * path.stat().st_size, f"parsing this {path.stat().st_size}-byte file")
+        raw = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise InstanceError("", f"cannot read file ({exc.strerror})", str(path))
+    except InstanceError as exc:
+        raise exc.with_source(str(path)) from None
     except UnicodeDecodeError as exc:
         raise InstanceError("", f"not UTF-8 text (byte {exc.start})", str(path))
     try:
-        return json.loads(text)
+        return json.loads(raw)
     except json.JSONDecodeError as exc:
         raise InstanceError("", f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
                             str(path))
+    except RecursionError:
+        raise InstanceError("", "malformed JSON: nested too deeply", str(path)) from None
 
 
 def load_instance(path: str | Path):

@@ -107,6 +107,8 @@ class DeltaInstance:
             _check_acyclic(M, self.deps[:, :2].astype(np.int64))
 
     # ---- I/O ------------------------------------------------------------------------------
+    FIELDS = ('job', 'bandwidth', 'pods', 'links', 'tasks', 'deps', 'release', 'tail', 'q0')   # besides problem, format, name, meta
+
     @classmethod
     def from_dict(cls, d: dict) -> "DeltaInstance":
         if "tasks" not in d and "job" in d:

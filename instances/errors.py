@@ -66,3 +66,121 @@ def as_matrix(field: str, value, square: bool = True, nonneg: bool = True,
     if integral and np.any(arr != np.round(arr)):
         raise InstanceError(field, "must be integral")
     return arr
+
+
+# --------------------------------------------------------------------------------------
+# Strict field checks shared by every problem type (bad input is exit 2, one line)
+# --------------------------------------------------------------------------------------
+MAX_INT = 2**63 - 1          # integers must fit int64 (numpy, solvers)
+MAX_MAGNITUDE = 1e18         # |x| of any number in an instance file (see check_tree)
+MAX_DEPTH = 16               # nesting of objects/lists in an instance file
+_INTEGRAL = (int, np.integer)
+_REAL = (int, float, np.integer, np.floating)
+
+
+def number(field: str, v, *, integer: bool = False, lo=None, hi=None, strict_lo: bool = False):
+    """``v`` as an int (``integer``) or a finite float, else InstanceError naming ``field``.
+
+    Strict: booleans, strings, None, NaN/Infinity and (for integers) fractional values are
+    rejected, never converted; integers must fit int64. ``lo``/``hi`` are inclusive bounds
+    (``strict_lo``: v > lo). numpy scalars from generators are accepted like Python ones.
+    """
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, _REAL):
+        want = "an integer" if integer else "a number"
+        raise InstanceError(field, f"must be {want}, got {type(v).__name__} {short(v)}")
+    if isinstance(v, _INTEGRAL):
+        v = int(v)
+        if abs(v) > MAX_INT:
+            raise InstanceError(field, f"integer {short(v)} does not fit 64 bits")
+    elif not np.isfinite(v):
+        raise InstanceError(field, f"must be finite, got {v!r}")
+    elif integer:
+        if v != np.floor(v) or abs(v) > MAX_INT:
+            raise InstanceError(field, f"must be an integer, got {short(v)}")
+        v = int(v)
+    out = v if integer else float(v)
+    if lo is not None and (out <= lo if strict_lo else out < lo):
+        raise InstanceError(field, f"must be {'>' if strict_lo else '>='} {lo}, got {short(out)}")
+    if hi is not None and out > hi:
+        raise InstanceError(field, f"must be <= {hi}, got {short(out)}")
+    return out
+
+
+def text(field: str, v, max_len: int = 200) -> str:
+    """A JSON string field (names), at most ``max_len`` characters."""
+    if not isinstance(v, str):
+        raise InstanceError(field, f"must be a string, got {type(v).__name__}")
+    if len(v) > max_len:
+        raise InstanceError(field, f"must be at most {max_len} characters, got {len(v)}")
+    return v
+
+
+def obj(field: str, v) -> dict:
+    """A JSON object field (a list or a number where an object is expected is named)."""
+    if not isinstance(v, dict):
+        raise InstanceError(field, f"must be an object, got {_json_type(v)}")
+    return v
+
+
+def seq(field: str, v, max_len: int | None = None) -> list:
+    """A JSON list field."""
+    if not isinstance(v, list):
+        raise InstanceError(field, f"must be a list, got {_json_type(v)}")
+    if max_len is not None and len(v) > max_len:
+        raise InstanceError(field, f"must have at most {max_len} entries, got {len(v)}")
+    return v
+
+
+def known_fields(field: str, d: dict, allowed) -> None:
+    """Reject keys of ``d`` outside ``allowed``, naming the first and the known ones."""
+    unknown = [k for k in d if k not in allowed]
+    if unknown:
+        where = f"{field}.{unknown[0]}" if field else str(unknown[0])
+        raise InstanceError(where, f"unknown field (known: {', '.join(sorted(allowed))})")
+
+
+def _json_type(v) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, dict):
+        return "an object"
+    if isinstance(v, list):
+        return "a list"
+    if isinstance(v, str):
+        return "a string"
+    return f"a number ({short(v)})"
+
+
+def check_tree(data) -> None:
+    """One pass over a parsed file before any problem code sees it: nesting deeper than
+    MAX_DEPTH, non-finite numbers, integers beyond 64 bits and numbers of magnitude over
+    MAX_MAGNITUDE are rejected with the JSON path of the first offender. The magnitude cap
+    is a toolkit decision: no quantity of these problems comes near 1e18 in its file's units,
+    and with it no sum or product of file values overflows a float."""
+    stack = [(data, "", 0)]
+    while stack:
+        v, path, depth = stack.pop()
+        if isinstance(v, dict):
+            if depth >= MAX_DEPTH:
+                raise InstanceError(path, f"nested deeper than {MAX_DEPTH} levels")
+            for k, x in v.items():
+                stack.append((x, f"{path}.{k}" if path else str(k), depth + 1))
+        elif isinstance(v, list):
+            if depth >= MAX_DEPTH:
+                raise InstanceError(path, f"nested deeper than {MAX_DEPTH} levels")
+            for i, x in enumerate(v):
+                if isinstance(x, (dict, list)) or (isinstance(x, (int, float)) and not isinstance(x, bool)):
+                    stack.append((x, f"{path}[{i}]", depth + 1))
+        elif isinstance(v, bool) or v is None or isinstance(v, str):
+            continue
+        elif isinstance(v, int):
+            if abs(v) > MAX_INT:
+                raise InstanceError(path, f"integer {short(v)} does not fit 64 bits")
+        elif isinstance(v, float):
+            if not np.isfinite(v):
+                raise InstanceError(path, f"non-finite number {v!r} (JSON has no NaN or Infinity)")
+            if abs(v) > MAX_MAGNITUDE:
+                raise InstanceError(path, f"magnitude {v:g} exceeds {MAX_MAGNITUDE:g}, the limit "
+                                          "for any number in an instance file")

@@ -334,6 +334,8 @@ class ReconfigInstance:
     def wire(self) -> Wiring:
         return make_wiring(self.fabric, self.wiring)
 
+    FIELDS = ('fabric', 'wiring', 'topology', 'links', 'old')   # besides problem, format, name, meta
+
     @classmethod
     def from_dict(cls, d: dict) -> "ReconfigInstance":
         fab = Fabric.from_dict(require(d, "fabric", dict))

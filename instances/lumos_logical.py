@@ -52,6 +52,8 @@ class LogicalInstance:
 
     problem = "lumos-logical"
 
+    FIELDS = ('fabric', 'requirement', 'pairs')   # besides problem, format, name, meta
+
     def __post_init__(self):
         self.L = validate_requirement(self.L, self.fabric)
 

@@ -52,6 +52,8 @@ class SpectraInstance:
     name: str = "spectra"
     meta: dict = field(default_factory=dict)
 
+    FIELDS = ('demand', 'switches', 'delay')   # besides problem, format, name, meta
+
     problem = "spectra"
 
     def __post_init__(self):

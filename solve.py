@@ -14,6 +14,7 @@ internal failure (including a solution the checker rejects).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
@@ -26,6 +27,33 @@ TABLE_COLS = ("name", "method", "backend", "status", "objective", "bound", "gap"
 
 class BadInput(Exception):
     """Command-line input error: printed as one line, exit 2."""
+
+
+# Where records go. ``main`` sets it to the stdout it was given; run as a program, that is a
+# private copy of file descriptor 1, and descriptor 1 itself (and Python's sys.stdout) is
+# pointed at stderr, so nothing but records can reach the real stdout: not a solver banner
+# printed from C, not a library's print(), not a warning (see ``_records_only_stdout``).
+OUT = sys.stdout
+
+
+def out(text: str = "") -> None:
+    print(text, file=OUT)
+
+
+def _records_only_stdout():
+    """Give fd 1 to stderr and return a stream on the original stdout for the records."""
+    import os
+
+    sys.stdout.flush()
+    try:
+        fd = os.dup(1)
+        os.dup2(2, 1)
+    except OSError:              # no fd 1 (closed): records go wherever sys.stdout goes
+        return sys.stdout
+    stream = os.fdopen(fd, "w", encoding=sys.stdout.encoding or "utf-8",
+                       errors=sys.stdout.errors or "strict", newline=None, buffering=1)
+    sys.stdout = sys.stderr
+    return stream
 
 
 # --------------------------------------------------------------------------------------
@@ -59,6 +87,12 @@ def _config(args):
         raise BadInput(f"--mip-gap must be >= 0, got {args.mip_gap}")
     if args.threads is not None and args.threads < 1:
         raise BadInput(f"--threads must be >= 1, got {args.threads}")
+    if args.max_memory is not None:
+        if not (math.isfinite(args.max_memory) and args.max_memory > 0):
+            raise BadInput(f"--max-memory must be a positive number of GiB, got {args.max_memory}")
+        from instances.limits import set_max_gib
+
+        set_max_gib(args.max_memory)
     return RunConfig(backend=args.backend, time_limit=args.time_limit, mip_gap=args.mip_gap,
                      threads=args.threads, params=_kv(args.param, "--param"),
                      options=_kv(args.option, "--option"), log_dir=args.log_dir)
@@ -79,18 +113,21 @@ def _fmt(v):
 
 def print_records(recs: list[dict], fmt: str, extra: list[str] | None = None, stream=None):
     """Print records as an aligned table, JSON lines, or CSV."""
-    stream = stream or sys.stdout
+    stream = stream or OUT
     if fmt == "json":
         for r in recs:
-            print(json.dumps({k: v for k, v in r.items() if k != "solution"}, default=_json_default),
-                  file=stream)
+            print(json.dumps(json_safe({k: v for k, v in r.items() if k != "solution"}),
+                             default=_json_default, allow_nan=False), file=stream)
         return
     if not recs:
         return
     cols = list(TABLE_COLS) + [c for c in (extra or []) if c not in TABLE_COLS]
-    if fmt == "csv":
+    if fmt == "csv":                # the batch CSV's columns: core fields, then metrics
         import csv
 
+        from toolkit.run import CORE_FIELDS
+
+        cols = list(CORE_FIELDS) + [c for c in (extra or []) if c not in CORE_FIELDS]
         w = csv.DictWriter(stream, cols, extrasaction="ignore")
         w.writeheader()
         w.writerows({k: ("" if r.get(k) is None else r.get(k)) for k in cols} for r in recs)
@@ -109,8 +146,35 @@ def print_by_problem(recs: list[dict]) -> None:
         groups.setdefault(r.get("problem") or "?", []).append(r)
     for i, (prob, rs) in enumerate(groups.items()):
         if len(groups) > 1:
-            print(("\n" if i else "") + f"== {prob} ==")
+            out(("\n" if i else "") + f"== {prob} ==")
         print_records(rs, "table", _metric_cols(rs))
+
+
+def json_safe(rec: dict) -> dict:
+    """The record with every non-finite number replaced by null (JSON has no NaN or
+    Infinity; ``json.loads`` of another language would fail), and the fields so replaced
+    named in ``message``."""
+    import numpy as np
+
+    def clean(v, path, hit):
+        if isinstance(v, (float, np.floating)) and not math.isfinite(float(v)):
+            hit.append(f"{path}={float(v)!r}")
+            return None
+        if isinstance(v, dict):
+            return {k: clean(x, f"{path}.{k}" if path else str(k), hit) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x, f"{path}[{i}]", hit) for i, x in enumerate(v)]
+        if isinstance(v, np.ndarray):
+            return clean(v.tolist(), path, hit)
+        return v
+
+    hit: list[str] = []
+    out_ = clean(rec, "", hit)
+    if hit:
+        note = "non-finite values written as null: " + ", ".join(hit[:5]) + \
+            (f" and {len(hit) - 5} more" if len(hit) > 5 else "")
+        out_["message"] = f"{out_['message']}; {note}" if out_.get("message") else note
+    return out_
 
 
 def _json_default(o):
@@ -147,20 +211,20 @@ def cmd_list(args) -> int:
     from toolkit.registry import problems
     from toolkit.reproduce import TARGETS
 
-    print("problems and methods:")
+    out("problems and methods:")
     for p in problems().values():
-        print(f"  {p.name}: {p.summary}")
+        out(f"  {p.name}: {p.summary}")
         for m in p.methods.values():
             dflt = " (default)" if m.name == p.default_method else ""
-            print(f"    {m.name:<16} {m.kind:<9} {m.summary}{dflt}")
+            out(f"    {m.name:<16} {m.kind:<9} {m.summary}{dflt}")
             if m.options:
-                print(f"    {'':<16} {'':<9} --option {m.options}")
-    print("backends:")
+                out(f"    {'':<16} {'':<9} --option {m.options}")
+    out("backends:")
     for name, text in licence_summary().items():
-        print(f"  {name:<7} {text}")
-    print("reproduce targets:")
+        out(f"  {name:<7} {text}")
+    out("reproduce targets:")
     for t, (_, doc) in TARGETS.items():
-        print(f"  {t:<18} {doc}")
+        out(f"  {t:<18} {doc}")
     return EXIT_OK
 
 
@@ -189,10 +253,11 @@ def cmd_solve(args) -> int:
             code = max(code, EXIT_FAIL) if code != EXIT_BAD_INPUT else code
         if args.out and rec.get("solution") is not None:
             path = Path(args.out) / f"{Path(f).stem}.{rec['method']}.json"
-            write_text_atomic(path, json.dumps(rec, indent=1, default=_json_default) + "\n")
+            write_text_atomic(path, json.dumps(json_safe(rec), indent=1, default=_json_default,
+                                               allow_nan=False) + "\n")
         if args.format == "json":
             print_records([rec], "json")
-            sys.stdout.flush()
+            OUT.flush()
     if args.format == "table":
         print_by_problem(recs)
     elif args.format == "csv":
@@ -292,7 +357,8 @@ def cmd_generate(args, rest) -> int:
         gp_.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind, default=default,
                          help=f"{help_} (default {default!r})")
     try:
-        params = vars(gp_.parse_args(rest))
+        with contextlib.redirect_stdout(OUT):
+            params = vars(gp_.parse_args(rest))
     except SystemExit as exc:
         return EXIT_OK if exc.code == 0 else EXIT_BAD_INPUT
     try:
@@ -312,7 +378,7 @@ def cmd_reproduce(args) -> int:
     except KeyError as exc:
         raise BadInput(str(exc.args[0]))
     for p in written:
-        print(p)
+        out(str(p))
     return EXIT_OK
 
 
@@ -327,6 +393,9 @@ def _solver_args(p):
     p.add_argument("--option", action="append", metavar="KEY=VALUE",
                    help="method option (see `solve.py list`)")
     p.add_argument("--log-dir", help="write each solver log to DIR/<instance>.<method>.log")
+    p.add_argument("--max-memory", type=float, metavar="GIB",
+                   help="refuse instances estimated to need more memory than this "
+                        "(default 4 GiB, or OCS_MAX_MEMORY_GB)")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -363,10 +432,14 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
-def main(argv=None) -> int:
+def main(argv=None, out_stream=None) -> int:
+    """Run the command line; records go to ``out_stream`` (default: sys.stdout now)."""
+    global OUT
+    OUT = out_stream or sys.stdout
     argv = sys.argv[1:] if argv is None else argv
     ap = parser()
-    args, rest = ap.parse_known_args(argv)
+    with contextlib.redirect_stdout(OUT):     # --help is what the user asked for
+        args, rest = ap.parse_known_args(argv)
     if rest and args.cmd != "generate":
         ap.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
@@ -382,5 +455,10 @@ def main(argv=None) -> int:
         return 130
 
 
+def cli() -> None:
+    """Program entry point: records alone on stdout, everything else on stderr."""
+    sys.exit(main(out_stream=_records_only_stdout()))
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    cli()

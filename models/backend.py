@@ -172,7 +172,7 @@ def gurobi_size_limited() -> bool:
 
 def licence_summary() -> dict[str, str]:
     """One line per backend saying whether and how it can run (for ``solve.py list``)."""
-    import highspy
+    from importlib.metadata import version
 
     try:
         gurobi_env()
@@ -182,7 +182,7 @@ def licence_summary() -> dict[str, str]:
         g = f"available, Gurobi {ver}, {lim}"
     except BackendError as exc:
         g = f"unavailable: {exc}"
-    h = f"available, HiGHS {highspy.Highs().version()} (embedded)"
+    h = f"available, highspy {version('highspy')} (embedded HiGHS)"
     return {"gurobi": g, "highs": h,
             "auto": "Gurobi when its licence accepts the model, else HiGHS (reason reported)"}
 

@@ -116,9 +116,9 @@ def plan(paths, methods: list[str] | None, cfg: RunConfig, done: set, report: Ba
                 report.skipped_done += 1
                 continue
             try:
-                check_applicable(inst, resolve_method(prob, name), cfg)
+                check_applicable(inst, resolve_method(prob, name), cfg, src)
             except NotApplicable as exc:
-                report.declined.append(f"{src}: {exc}")
+                report.declined.append(str(exc))
                 continue
             except ValueError as exc:          # OptionError from the applicability check
                 report.bad_input.append(f"{src}: field 'option': {exc}")

@@ -12,10 +12,11 @@ import instances
 from instances.errors import InstanceError
 from models.backend import relative_gap
 from toolkit.registry import OptionError, RunConfig, problem
+from toolkit.versions import versions_text
 
 CORE_FIELDS = ("instance", "name", "problem", "method", "backend", "status", "objective", "bound",
                "gap", "runtime_s", "n_vars", "n_int_vars", "n_constrs", "verified",
-               "backend_reason", "message", "problem_bound")
+               "backend_reason", "message", "problem_bound", "versions")
 
 
 class NotApplicable(ValueError):
@@ -30,10 +31,12 @@ def resolve_method(prob, name: str | None):
     return prob.methods[name]
 
 
-def check_applicable(inst, method, cfg: RunConfig) -> None:
+def check_applicable(inst, method, cfg: RunConfig, source: str | None = None) -> None:
+    """Raise NotApplicable (one line naming the file) when the method declines ``inst``."""
     reason = method.applicable(inst, cfg) if method.applicable else None
     if reason:
-        raise NotApplicable(f"method {method.name} declines {inst.name}: {reason}")
+        where = f"{source}: " if source else ""
+        raise NotApplicable(f"{where}method {method.name} declines instance {inst.name!r}: {reason}")
 
 
 def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
@@ -50,7 +53,7 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
     except InstanceError as exc:
         raise exc.with_source(source) from None
     try:
-        check_applicable(inst, method, cfg)
+        check_applicable(inst, method, cfg, source)
     except OptionError as exc:
         raise InstanceError("option", str(exc), source) from None
     if cfg.log_dir:
@@ -61,7 +64,7 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
         cfg = replace(cfg, log=str(Path(cfg.log_dir) / f"{Path(source).stem}.{method.name}.log"))
     rec = {k: None for k in CORE_FIELDS}
     rec.update(instance=source, name=inst.name, problem=prob.name, method=method.name,
-               verified=False, message="")
+               verified=False, message="", versions=versions_text())
     t0 = time.perf_counter()
     try:
         out = method.run(inst, cfg)

@@ -1,0 +1,98 @@
+"""stdout carries only the records the user asked for (issue 13, item 2).
+
+Every problem type is solved by one of its model methods on HiGHS and on Gurobi (small
+models: the pip licence accepts them) in a separate process, as a user pipes it: the
+JSON lines must parse with ``json.loads`` and the CSV with ``pandas.read_csv``, with no
+banner, log or warning in between. A C-level write to file descriptor 1 (what a solver
+banner is) must land on stderr, not among the records.
+"""
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.conftest import needs_gurobi
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# (problem, shipped or generated file, a model method that runs on both backends)
+CASES = [
+    ("spectra", "instances/examples/worked_example.json", "spectra-lp"),
+    ("delta", "instances/delta/t0-hand.json", "delta-joint"),
+    ("a2a", None, "pmedian"),
+    ("lumos-reconfig", "instances/lumos/three-pod-full-mesh-cross.json", "itv-ilp"),
+    ("lumos-logical", "instances/lumos/logical-leaf-triangle-tau1.json", "logical-ilp-min"),
+]
+BACKENDS = ["highs", pytest.param("gurobi", marks=needs_gurobi)]
+
+
+def run(*args):
+    p = subprocess.run([sys.executable, str(ROOT / "solve.py"), *map(str, args)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+@pytest.fixture(scope="module")
+def a2a_file(tmp_path_factory):
+    f = tmp_path_factory.mktemp("a2a") / "example.json"
+    code, out, err = run("generate", "a2a", "--workload", "example", "-o", f)
+    assert code == 0 and out == "", (out, err)
+    return f
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("problem,path,method", CASES, ids=[c[0] for c in CASES])
+def test_json_and_csv_pipe_into_parsers(problem, path, method, backend, a2a_file):
+    f = a2a_file if path is None else ROOT / path
+    code, out, err = run("solve", f, "--method", method, "--backend", backend, "--format", "json",
+                         "--time-limit", 20)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert len(lines) == 1, out
+    rec = json.loads(lines[0])
+    assert rec["problem"] == problem and rec["backend"] == backend and rec["verified"] is True
+    assert all(f"{pkg} " in rec["versions"] for pkg in ("gurobipy", "highspy", "ortools"))
+    code, out, err = run("solve", f, "--method", method, "--backend", backend, "--format", "csv",
+                         "--time-limit", 20)
+    assert code == 0, err
+    df = pd.read_csv(io.StringIO(out))
+    assert len(df) == 1 and df.loc[0, "backend"] == backend and bool(df.loc[0, "verified"])
+
+
+def test_list_prints_only_its_listing():
+    code, out, err = run("list")
+    assert code == 0, err
+    assert "Running HiGHS" not in out and "license" not in out.lower()
+    assert out.splitlines()[0] == "problems and methods:"
+
+
+def test_c_level_writes_to_fd1_go_to_stderr():
+    """What a solver banner does (printf from C) never reaches the record stream."""
+    code = ("import ctypes, sys, solve\n"
+            "rec = solve._records_only_stdout()\n"
+            "ctypes.CDLL(None).printf(b'Running HiGHS x.y.z banner\\n')\n"
+            "ctypes.CDLL(None).fflush(None)\n"
+            "print('a library print')\n"
+            "rec.write('{\"record\": 1}\\n')\n")
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == '{"record": 1}\n'
+    assert "Running HiGHS" in p.stderr and "a library print" in p.stderr
+
+
+def test_non_finite_values_are_null_in_json():
+    import solve
+
+    buf = io.StringIO()
+    solve.print_records([{"objective": float("inf"), "gap": float("nan"), "message": "",
+                          "loads": [1.0, float("-inf")]}], "json", stream=buf)
+    rec = json.loads(buf.getvalue())
+    assert rec["objective"] is None and rec["gap"] is None and rec["loads"] == [1.0, None]
+    assert "objective=inf" in rec["message"] and "gap=nan" in rec["message"]

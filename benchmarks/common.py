@@ -24,8 +24,10 @@ def machine() -> str:
         load = f"; load average {os.getloadavg()[0]:.1f} when the report was written"
     except OSError:
         load = ""
+    from toolkit.versions import versions_text
+
     return (f"{cpu}, {os.cpu_count()} cores; Python {sys.version.split()[0]}, numpy {np.__version__}, "
-            f"scipy {scipy.__version__}{load}")
+            f"scipy {scipy.__version__}; solvers: {versions_text()}{load}")
 
 
 def md_table(df: pd.DataFrame, floatfmt: str = ".4g") -> str:

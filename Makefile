@@ -1,6 +1,6 @@
 # Entry points (README Quickstart): `make demo`, `make test`; `make lock` refreshes the lock.
 PYTHON ?= python3
-VENV   := .venv
+VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 LOCK   := requirements.lock

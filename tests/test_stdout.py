@@ -96,3 +96,10 @@ def test_non_finite_values_are_null_in_json():
     rec = json.loads(buf.getvalue())
     assert rec["objective"] is None and rec["gap"] is None and rec["loads"] == [1.0, None]
     assert "objective=inf" in rec["message"] and "gap=nan" in rec["message"]
+
+
+def test_a_declining_method_is_one_line_naming_the_file(a2a_file):
+    code, out, err = run("solve", a2a_file, "--method", "exact-te")
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {a2a_file}: method exact-te declines")

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from instances.errors import InstanceError
-from instances.lumos import Fabric, guard_logical, int_array, int_rows
+from instances.lumos import Fabric, int_array, int_rows
+from instances.lumos_size import guard_logical
 
 
 def validate_requirement(L, fabric: Fabric, field_name: str = "requirement") -> np.ndarray:

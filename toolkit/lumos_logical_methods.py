@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from heuristics.lumos_logical import greedy_assign, heuristic_decomposition, theorem42_holds
 from instances.errors import InstanceError
-from instances.lumos import Fabric, guard_logical
+from instances.lumos import Fabric
+from instances.lumos_size import guard_logical
 from instances.lumos_logical import LogicalInstance
 from instances.lumos_check import check_logical
 from instances.lumos_workloads import random_requirement

@@ -226,7 +226,8 @@ GEN_PARAMS = {
 def generate(pods=8, k_leaf=4, k_spine=4, tau=1, k_ocs=512, wiring="cross", kind="rings", churn=0.2,
              ring_max=8, seed=0, old="previous", name="") -> ReconfigInstance:
     from instances.errors import InstanceError
-    from instances.lumos import WIRINGS, guard_reconfig
+    from instances.lumos import WIRINGS
+    from instances.lumos_size import guard_reconfig
     from instances.lumos_workloads import KINDS
 
     fab = Fabric(pods, k_leaf, k_spine, tau, k_ocs)

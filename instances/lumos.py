@@ -31,36 +31,63 @@ from functools import cached_property
 
 import numpy as np
 
-from instances.errors import InstanceError, require, short
+from instances.errors import InstanceError, known_fields, number, obj, seq, short, text
+from instances.lumos_size import guard_reconfig
 
 WIRINGS = ("uniform", "cross", "dual")
 # wirings under which every admissible C (eqs. 11-12) is realizable (Theorem 4.1 / 3.1)
 UNIVERSAL = ("cross", "dual")
+FABRIC_KEYS = ("pods", "k_leaf", "k_spine", "tau", "k_ocs")
 
 
 def int_rows(value, field_name: str, width: int, what: str) -> np.ndarray:
-    """A list of integer rows of ``width`` entries as an (n, width) int64 array; anything
-    else (not a list, ragged, non-numeric, non-integer) raises InstanceError(field_name)."""
-    if not isinstance(value, list):
-        raise InstanceError(field_name, f"must be a list of integer {what} rows, got {short(value)}")
-    try:
-        arr = np.asarray(value if value else np.zeros((0, width)), dtype=float)
-    except (TypeError, ValueError):
-        raise InstanceError(field_name, f"must be a list of integer {what} rows") from None
-    if arr.ndim != 2 or arr.shape[1] != width or not np.all(np.isfinite(arr)) \
-            or np.any(arr != np.round(arr)):
-        raise InstanceError(field_name, f"must be a list of integer {what} rows")
-    return arr.astype(np.int64)
+    """A list of ``width``-integer rows as an (n, width) int64 array. Strict: a row that is
+    not a list of ``width`` entries, or an entry that is not an integer (a string, a
+    boolean, a fraction), raises InstanceError naming it (``links[4]``, ``links[4][3]``)."""
+    rows = seq(field_name, value)
+    if all(type(r) is list and len(r) == width and all(type(v) is int for v in r) for r in rows):
+        try:                                     # the common case: plain JSON integers
+            return np.array(rows, dtype=np.int64).reshape(len(rows), width)
+        except OverflowError:
+            pass
+    out = np.zeros((len(rows), width), dtype=np.int64)
+    for r, row in enumerate(rows):
+        where = f"{field_name}[{r}]"
+        seq(where, row)
+        if len(row) != width:
+            raise InstanceError(where, f"must be {width} integers {what}, got {len(row)} entries")
+        out[r] = [number(f"{where}[{c}]", v, integer=True) for c, v in enumerate(row)]
+    return out
+
+
+def int_array(field_name: str, value, shape: tuple, dims: tuple) -> np.ndarray:
+    """A dense nested list of integers of exactly ``shape`` as int64 (``dims`` names each
+    axis). Call it after the size guard: it is the first thing that touches every entry.
+    Errors name the first bad list or entry (``topology[0][1]``, ``topology[0][1][2]``)."""
+    def walk(v, path, depth):
+        seq(path, v)
+        if len(v) != shape[depth]:
+            raise InstanceError(path, f"must have {shape[depth]} entries (one per "
+                                f"{dims[depth]}), got {len(v)}")
+        if depth + 1 < len(shape):
+            for i, x in enumerate(v):
+                walk(x, f"{path}[{i}]", depth + 1)
+        elif not all(type(x) is int for x in v):
+            for i, x in enumerate(v):
+                number(f"{path}[{i}]", x, integer=True)
+    walk(value, field_name, 0)
+    return np.array(value, dtype=np.int64).reshape(shape)
 
 
 # ----------------------------------------------------------------------------------------
 # fabric
 # ----------------------------------------------------------------------------------------
 def _posint(d: dict, key: str, default=None) -> int:
-    v = d.get(key, default) if default is not None else require(d, key)
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or int(v) != v or v < 1:
-        raise InstanceError(f"fabric.{key}", f"must be a positive integer, got {short(v)}")
-    return int(v)
+    if key not in d and default is not None:
+        return default
+    if key not in d:
+        raise InstanceError(f"fabric.{key}", "missing")
+    return number(f"fabric.{key}", d[key], integer=True, lo=1)
 
 
 @dataclass(frozen=True)
@@ -116,11 +143,8 @@ class Fabric:
 
     @classmethod
     def from_dict(cls, d) -> "Fabric":
-        if not isinstance(d, dict):
-            raise InstanceError("fabric", "must be an object with pods, k_leaf, k_spine, tau, k_ocs")
-        unknown = set(d) - {"pods", "k_leaf", "k_spine", "tau", "k_ocs"}
-        if unknown:
-            raise InstanceError("fabric", f"unknown key(s) {', '.join(sorted(unknown))}")
+        obj("fabric", d)
+        known_fields("fabric", d, FABRIC_KEYS)
         return cls(_posint(d, "pods"), _posint(d, "k_leaf"), _posint(d, "k_spine"),
                    _posint(d, "tau", 1), _posint(d, "k_ocs", 512))
 
@@ -219,14 +243,18 @@ class OcsConfig:
         arr = int_rows(rows, field_name, 4, "[h, k, in, out]")
         H, n_ocs, n_ports = shape
         lim = np.array([H, n_ocs, n_ports, n_ports])
-        bad = np.any((arr < 0) | (arr >= lim), axis=1)
-        if bad.any():
-            raise InstanceError(field_name, f"circuit {arr[bad][0].tolist()} out of range "
+        bad = np.flatnonzero(np.any((arr < 0) | (arr >= lim), axis=1))
+        if len(bad):
+            r = int(bad[0])
+            raise InstanceError(f"{field_name}[{r}]", f"circuit {arr[r].tolist()} out of range "
                                 f"(h < {H}, k < {n_ocs}, ports < {n_ports})")
         key = (arr[:, 0] * n_ocs + arr[:, 1]) * n_ports
-        if len(np.unique(key + arr[:, 2])) != len(arr) or len(np.unique(key + arr[:, 3])) != len(arr):
-            raise InstanceError(field_name, "an OCS port carries two circuits (not a partial "
-                                "permutation)")
+        for side, name in ((2, "input"), (3, "output")):
+            r = _first_repeat(key + arr[:, side])
+            if r is not None:
+                raise InstanceError(f"{field_name}[{r}]", f"OCS {name} port {arr[r, side]} of OCS "
+                                    f"{arr[r, 1]} in group {arr[r, 0]} carries two circuits "
+                                    "(not a partial permutation)")
         perm[arr[:, 0], arr[:, 1], arr[:, 2]] = arr[:, 3]
         return cls(perm)
 
@@ -238,6 +266,13 @@ class OcsConfig:
         on = row >= 0
         X[np.flatnonzero(on), row[on]] = 1
         return X
+
+
+def _first_repeat(keys: np.ndarray):
+    """Index of the first entry equal to an earlier one, or None."""
+    _, first = np.unique(keys, return_index=True)
+    rest = np.setdiff1d(np.arange(len(keys)), first)
+    return int(rest.min()) if len(rest) else None
 
 
 def perm_from_matrix(X: np.ndarray) -> np.ndarray:
@@ -253,51 +288,64 @@ def perm_from_matrix(X: np.ndarray) -> np.ndarray:
 # logical topologies
 # ----------------------------------------------------------------------------------------
 def parse_topology(d: dict, fabric: Fabric, key: str = "topology") -> np.ndarray:
-    """C (H, P, P) from the dense ``topology`` or the sparse ``links`` ([h, i, j, count])."""
-    H, P = fabric.H, fabric.pods
+    """C (H, P, P) from the dense ``topology`` or the sparse ``links`` ([h, i, j, count]).
+    Call it after ``guard_reconfig``: the dense list is checked entry by entry."""
+    H, P, K = fabric.H, fabric.pods, fabric.k_spine
+    if key in d and "links" in d:
+        raise InstanceError("links", f"give either the dense '{key}' or the sparse 'links', not both")
     if key in d:
-        try:
-            C = np.asarray(d[key], dtype=float)
-        except (TypeError, ValueError):
-            raise InstanceError(key, "must be an H x P x P array of integers") from None
-        if C.shape != (H, P, P):
-            raise InstanceError(key, f"must have shape {(H, P, P)} (H, P, P), got {C.shape}")
-    elif "links" in d:
-        r = int_rows(d["links"], "links", 4, "[h, i, j, count]")
-        C = np.zeros((H, P, P))
-        key = "links"
-        if np.any(r < 0) or np.any(r[:, 0] >= H) or np.any(r[:, 1:3] >= P):
-            raise InstanceError("links", f"rows must be integers with h < {H}, i, j < {P}, "
-                                "count >= 0")
-        if np.any(r[:, 1] == r[:, 2]):
-            raise InstanceError("links", "a link from a Pod to itself (i == j)")
-        np.add.at(C, (r[:, 0], r[:, 1], r[:, 2]), r[:, 3])
-        np.add.at(C, (r[:, 0], r[:, 2], r[:, 1]), r[:, 3])
-    else:
+        C = int_array(key, d[key], (H, P, P), ("group h", "Pod i", "Pod j"))
+        over = np.argwhere((C < 0) | (C > K))
+        if len(over):
+            h, i, j = over[0]
+            raise InstanceError(f"{key}[{h}][{i}][{j}]", f"must be within [0, k_spine = {K}] "
+                                f"(eq. 12), got {C[h, i, j]}")
+        return validate_topology(C, fabric, key)
+    if "links" not in d:
         raise InstanceError(key, "missing (give the dense 'topology' or the sparse 'links')")
-    return validate_topology(C, fabric, key)
+    r = int_rows(d["links"], "links", 4, "[h, i, j, count]")
+    bad = np.flatnonzero((r[:, 0] < 0) | (r[:, 0] >= H) | np.any((r[:, 1:3] < 0) | (r[:, 1:3] >= P), 1)
+                         | (r[:, 3] < 0) | (r[:, 3] > K))
+    if len(bad):
+        b = int(bad[0])
+        raise InstanceError(f"links[{b}]", f"{r[b].tolist()} out of range: need 0 <= h < {H}, "
+                            f"0 <= i, j < {P}, 0 <= count <= k_spine = {K}")
+    selfl = np.flatnonzero(r[:, 1] == r[:, 2])
+    if len(selfl):
+        raise InstanceError(f"links[{selfl[0]}]", f"a link from Pod {r[selfl[0], 1]} to itself (i == j)")
+    C = np.zeros((H, P, P), dtype=np.int64)
+    np.add.at(C, (r[:, 0], r[:, 1], r[:, 2]), r[:, 3])
+    np.add.at(C, (r[:, 0], r[:, 2], r[:, 1]), r[:, 3])
+    return validate_topology(C, fabric, "links")
 
 
 def validate_topology(C, fabric: Fabric, field_name: str = "topology") -> np.ndarray:
-    """Eqs. (11)-(12) and C_iih = 0; returns C as int64."""
+    """Eqs. (11)-(12) and C_iih = 0; returns C as int64. Errors name the entry
+    (``topology[h][i][j]``) unless C was summed from ``links``."""
+    def at(*idx) -> str:
+        return field_name if field_name == "links" else field_name + "".join(f"[{x}]" for x in idx)
+
     C = np.asarray(C, dtype=float)
     shape = (fabric.H, fabric.pods, fabric.pods)
     if C.shape != shape:
         raise InstanceError(field_name, f"must have shape {shape} (H, P, P), got {C.shape}")
-    if not np.all(np.isfinite(C)) or np.any(C != np.round(C)) or np.any(C < 0):
-        raise InstanceError(field_name, "entries must be non-negative integers")
+    bad = np.argwhere(~np.isfinite(C) | (C != np.round(C)) | (C < 0))
+    if len(bad):
+        raise InstanceError(at(*bad[0]), "entries must be non-negative integers")
     C = C.astype(np.int64)
     asym = np.argwhere(C != C.transpose(0, 2, 1))
     if len(asym):
         h, i, j = asym[0]
-        raise InstanceError(field_name, f"not symmetric (eq. 11): C[{h}][{i}][{j}] = {C[h, i, j]} "
+        raise InstanceError(at(h, i, j), f"not symmetric (eq. 11): C[{h}][{i}][{j}] = {C[h, i, j]} "
                             f"but C[{h}][{j}][{i}] = {C[h, j, i]}")
-    if np.any(np.einsum("hii->hi", C)):
-        raise InstanceError(field_name, "diagonal C[h][i][i] must be 0")
+    diag = np.argwhere(np.einsum("hii->hi", C))
+    if len(diag):
+        h, i = diag[0]
+        raise InstanceError(at(h, i, i), "diagonal C[h][i][i] must be 0")
     load = C.sum(axis=2)
     if np.any(load > fabric.k_spine):
         h, i = np.argwhere(load > fabric.k_spine)[0]
-        raise InstanceError(field_name, f"spine {h} of Pod {i} has {load[h, i]} links > k_spine = "
+        raise InstanceError(at(h, i), f"spine {h} of Pod {i} has {load[h, i]} links > k_spine = "
                             f"{fabric.k_spine} (eq. 12)")
     return C
 
@@ -338,17 +386,22 @@ class ReconfigInstance:
 
     @classmethod
     def from_dict(cls, d: dict) -> "ReconfigInstance":
-        fab = Fabric.from_dict(require(d, "fabric", dict))
-        wiring = check_wiring_name(str(d.get("wiring", "cross")))
+        if "fabric" not in d:
+            raise InstanceError("fabric", "missing")
+        fab = Fabric.from_dict(d["fabric"])
+        wiring = check_wiring_name(text("wiring", d.get("wiring", "cross")))
+        guard_reconfig(fab, wiring)               # before any array is built
+        C = parse_topology(d, fab)
         w = make_wiring(fab, wiring)
         old = None
         if d.get("old") is not None:
-            o = d["old"]
-            if not isinstance(o, dict) or "circuits" not in o:
-                raise InstanceError("old", "must be an object with 'circuits': [[h, k, in, out], ...]")
+            o = obj("old", d["old"])
+            known_fields("old", o, ("circuits", "meta"))
+            if "circuits" not in o:
+                raise InstanceError("old.circuits", "missing (give [[h, k, in, out], ...])")
+            obj("old.meta", o.get("meta", {}))
             old = OcsConfig.from_circuits(o["circuits"], (fab.H, w.n_ocs, w.n_ports), "old.circuits")
-        return cls(fab, parse_topology(d, fab), wiring, old, str(d.get("name", "lumos-reconfig")),
-                   dict(d.get("meta", {})))
+        return cls(fab, C, wiring, old, d.get("name", "lumos-reconfig"), dict(d.get("meta", {})))
 
     def to_dict(self) -> dict:
         d = {"problem": self.problem, "format": 1, "name": self.name,

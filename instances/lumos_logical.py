@@ -10,11 +10,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from instances.errors import InstanceError, require
-from instances.lumos import Fabric, int_rows
+from instances.errors import InstanceError
+from instances.lumos import Fabric, int_array, int_rows
+from instances.lumos_size import guard_logical
 
 
 def validate_requirement(L, fabric: Fabric, field_name: str = "requirement") -> np.ndarray:
+    """Symmetric, zero within a Pod, at most K_leaf cross-Pod paths per leaf; returns L as
+    int64. Errors name the entry (``requirement[a][b]``) unless L was summed from ``pairs``."""
+    def at(*idx) -> str:
+        return field_name if field_name == "pairs" else field_name + "".join(f"[{x}]" for x in idx)
+
     try:
         L = np.asarray(L, dtype=float)
     except (TypeError, ValueError):
@@ -22,23 +28,55 @@ def validate_requirement(L, fabric: Fabric, field_name: str = "requirement") -> 
     n = fabric.n_leaves
     if L.shape != (n, n):
         raise InstanceError(field_name, f"must be {n} x {n} (leaves), got {L.shape}")
-    if not np.all(np.isfinite(L)) or np.any(L != np.round(L)) or np.any(L < 0):
-        raise InstanceError(field_name, "entries must be non-negative integers")
+    bad = np.argwhere(~np.isfinite(L) | (L != np.round(L)) | (L < 0) | (L > fabric.k_leaf))
+    if len(bad):
+        raise InstanceError(at(*bad[0]), f"entries must be integers within [0, k_leaf = "
+                            f"{fabric.k_leaf}], got {L[tuple(bad[0])]:g}")
     L = L.astype(np.int64)
     if np.any(L != L.T):
         a, b = np.argwhere(L != L.T)[0]
-        raise InstanceError(field_name, f"not symmetric: L[{a}][{b}] = {L[a, b]}, L[{b}][{a}] = {L[b, a]}")
+        raise InstanceError(at(a, b), f"not symmetric: L[{a}][{b}] = {L[a, b]}, L[{b}][{a}] = {L[b, a]}")
     pod = fabric.pod_of_leaf(np.arange(n))
     same = (pod[:, None] == pod[None, :]) & (L > 0)
     if same.any():
         a, b = np.argwhere(same)[0]
-        raise InstanceError(field_name, f"L[{a}][{b}] > 0 but leaves {a} and {b} share Pod {pod[a]}")
+        raise InstanceError(at(a, b), f"L[{a}][{b}] > 0 but leaves {a} and {b} share Pod {pod[a]}")
     deg = L.sum(axis=1)
     if np.any(deg > fabric.k_leaf):
         a = int(np.argmax(deg))
-        raise InstanceError(field_name, f"leaf {a} needs {deg[a]} cross-Pod paths > k_leaf = "
+        raise InstanceError(at(a), f"leaf {a} needs {deg[a]} cross-Pod paths > k_leaf = "
                             f"{fabric.k_leaf}")
     return L
+
+
+def parse_requirement(d: dict, fabric: Fabric) -> np.ndarray:
+    """L from the dense ``requirement`` or the sparse ``pairs`` ([a, b, count]); call it
+    after ``guard_logical``."""
+    n, K = fabric.n_leaves, fabric.k_leaf
+    if "requirement" in d and "pairs" in d:
+        raise InstanceError("pairs", "give either the dense 'requirement' or the sparse 'pairs', "
+                            "not both")
+    if "requirement" in d:
+        L = int_array("requirement", d["requirement"], (n, n), ("leaf a", "leaf b"))
+        return validate_requirement(L, fabric, "requirement")
+    if "pairs" not in d:
+        raise InstanceError("pairs", "missing (give the dense 'requirement' or the sparse 'pairs')")
+    r = int_rows(d["pairs"], "pairs", 3, "[a, b, count]")
+    bad = np.flatnonzero(np.any((r[:, :2] < 0) | (r[:, :2] >= n), 1) | (r[:, 2] < 0) | (r[:, 2] > K))
+    if len(bad):
+        b = int(bad[0])
+        raise InstanceError(f"pairs[{b}]", f"{r[b].tolist()} out of range: need 0 <= a, b < {n} "
+                            f"(leaves), 0 <= count <= k_leaf = {K}")
+    pod = fabric.pod_of_leaf(r[:, :2])
+    same = np.flatnonzero((pod[:, 0] == pod[:, 1]) & (r[:, 2] > 0))
+    if len(same):
+        b = int(same[0])
+        raise InstanceError(f"pairs[{b}]", f"leaves {r[b, 0]} and {r[b, 1]} share Pod {pod[b, 0]} "
+                            "(only cross-Pod paths are designed)")
+    L = np.zeros((n, n), dtype=np.int64)
+    np.add.at(L, (r[:, 0], r[:, 1]), r[:, 2])
+    np.add.at(L, (r[:, 1], r[:, 0]), r[:, 2])
+    return validate_requirement(L, fabric, "pairs")
 
 
 @dataclass
@@ -59,18 +97,12 @@ class LogicalInstance:
 
     @classmethod
     def from_dict(cls, d: dict) -> "LogicalInstance":
-        fab = Fabric.from_dict(require(d, "fabric", dict))
-        n = fab.n_leaves
-        if "requirement" in d:
-            L = d["requirement"]
-        else:
-            r = int_rows(require(d, "pairs", list), "pairs", 3, "[a, b, count]")
-            if np.any(r < 0) or np.any(r[:, :2] >= n):
-                raise InstanceError("pairs", f"must be integer [a, b, count] rows with a, b < {n}")
-            L = np.zeros((n, n), dtype=np.int64)
-            np.add.at(L, (r[:, 0], r[:, 1]), r[:, 2])
-            np.add.at(L, (r[:, 1], r[:, 0]), r[:, 2])
-        return cls(fab, L, str(d.get("name", "lumos-logical")), dict(d.get("meta", {})))
+        if "fabric" not in d:
+            raise InstanceError("fabric", "missing")
+        fab = Fabric.from_dict(d["fabric"])
+        guard_logical(fab)                        # before any array is built
+        return cls(fab, parse_requirement(d, fab), d.get("name", "lumos-logical"),
+                   dict(d.get("meta", {})))
 
     def to_dict(self) -> dict:
         a, b = np.nonzero(np.triu(self.L, 1))

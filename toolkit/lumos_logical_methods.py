@@ -10,6 +10,7 @@ from __future__ import annotations
 from heuristics.lumos_logical import greedy_assign, heuristic_decomposition, theorem42_holds
 from instances.errors import InstanceError
 from instances.lumos import Fabric
+from instances.lumos_size import guard_logical
 from instances.lumos_logical import LogicalInstance
 from instances.lumos_check import check_logical
 from instances.lumos_workloads import random_requirement
@@ -85,6 +86,7 @@ GEN_PARAMS = {
 def generate(pods=4, k_leaf=8, k_spine=8, tau=2, k_ocs=512, per_leaf=0, fill=1.0, seed=0,
              name="") -> LogicalInstance:
     fab = Fabric(pods, k_leaf, k_spine, tau, k_ocs)
+    guard_logical(fab)
     if not 0 <= per_leaf <= k_leaf:
         raise InstanceError("per_leaf", f"must be within [0, k_leaf = {k_leaf}] (0 = k_leaf), "
                             f"got {per_leaf}")

@@ -227,6 +227,7 @@ def generate(pods=8, k_leaf=4, k_spine=4, tau=1, k_ocs=512, wiring="cross", kind
              ring_max=8, seed=0, old="previous", name="") -> ReconfigInstance:
     from instances.errors import InstanceError
     from instances.lumos import WIRINGS
+    from instances.lumos_size import guard_reconfig
     from instances.lumos_workloads import KINDS
 
     fab = Fabric(pods, k_leaf, k_spine, tau, k_ocs)
@@ -234,6 +235,7 @@ def generate(pods=8, k_leaf=4, k_spine=4, tau=1, k_ocs=512, wiring="cross", kind
         raise InstanceError("old", f"must be previous or none, got {old!r}")
     if wiring not in WIRINGS:
         raise InstanceError("wiring", f"must be one of {', '.join(WIRINGS)}, got {wiring!r}")
+    guard_reconfig(fab, wiring)
     if kind not in KINDS + ("jobs",):
         raise InstanceError("kind", f"must be one of {', '.join(KINDS + ('jobs',))}, got {kind!r}")
     if not 0 <= churn <= 1:

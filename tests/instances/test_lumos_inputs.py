@@ -58,15 +58,15 @@ LOGICAL = {"problem": "lumos-logical", "fabric": {"pods": 2, "k_leaf": 2, "k_spi
 
 
 @pytest.mark.parametrize("base, bad, field", [
-    (RECONFIG, {"links": [[0, 0, "x", 1]]}, "links"),
+    (RECONFIG, {"links": [[0, 0, "x", 1]]}, "links[0][2]"),
     (RECONFIG, {"links": 5}, "links"),
-    (RECONFIG, {"links": [[0, 0, 1], [0, 1, 2, 1]]}, "links"),
+    (RECONFIG, {"links": [[0, 0, 1], [0, 1, 2, 1]]}, "links[0]"),
     (RECONFIG, {"links": [[0, 0, 1, 2], [0, 0, 2, 1]]}, "links"),       # eq. 12 via sparse links
     (RECONFIG, {"old": {"circuits": 5}}, "old.circuits"),
-    (RECONFIG, {"old": {"circuits": [[0, 0, "a", 1]]}}, "old.circuits"),
-    (RECONFIG, {"old": {"circuits": [[0, 0, 1]]}}, "old.circuits"),
-    (LOGICAL, {"pairs": [[0, "a", 1]]}, "pairs"),
-    (LOGICAL, {"pairs": [[0, 2], [1, 3, 1]]}, "pairs"),
+    (RECONFIG, {"old": {"circuits": [[0, 0, "a", 1]]}}, "old.circuits[0][2]"),
+    (RECONFIG, {"old": {"circuits": [[0, 0, 1]]}}, "old.circuits[0]"),
+    (LOGICAL, {"pairs": [[0, "a", 1]]}, "pairs[0][1]"),
+    (LOGICAL, {"pairs": [[0, 2], [1, 3, 1]]}, "pairs[0]"),
     (LOGICAL, {"pairs": None, "requirement": "x"}, "requirement"),
     (LOGICAL, {"pairs": None, "requirement": [[0, 1], [1]]}, "requirement"),
 ])

@@ -114,7 +114,8 @@ def test_rewiring_counts_eq7_against_the_old_configuration():
 
 @pytest.mark.parametrize("bad, msg", [
     ({"links": [[0, 0, 0, 1]]}, "itself"),
-    ({"topology": [[[0, 1, 0], [0, 0, 0], [0, 0, 0]]]}, "symmetric"),
+    ({"topology": [[[0, 1, 0], [0, 0, 0], [0, 0, 0]]], "links": None}, "symmetric"),
+    ({"topology": [[[0, 1, 0], [1, 0, 0], [0, 0, 0]]]}, "not both"),
     ({"links": [[0, 0, 1, 2], [0, 0, 2, 1]]}, "k_spine"),
     ({"fabric": {"pods": 3, "k_leaf": 2, "k_spine": 3, "tau": 1}}, "even"),
     ({"wiring": "star"}, "wiring"),
@@ -124,6 +125,7 @@ def test_bad_reconfig_files_give_one_line_errors(bad, msg):
     d = {"problem": "lumos-reconfig", "fabric": {"pods": 3, "k_leaf": 2, "k_spine": 2, "tau": 2},
          "links": [[0, 0, 1, 1]]}
     d.update(bad)
+    d = {k: v for k, v in d.items() if v is not None}
     with pytest.raises(InstanceError, match=msg) as e:
         instances.from_dict(d, "x.json")
     assert "\n" not in str(e.value) and str(e.value).startswith("x.json")

@@ -142,5 +142,5 @@ def assert_contract(code: int, out: str, err: str, path: Path) -> None:
     lines = err.strip().splitlines()
     assert len(lines) == 1, f"expected one stderr line, got: {err!r}"
     assert str(path) in lines[0], f"the error does not name the file: {lines[0]!r}"
-    assert "field '" in lines[0] or "malformed JSON" in lines[0], \
+    assert "field '" in lines[0] or "malformed JSON" in lines[0] or " declines instance " in lines[0], \
         f"the error does not name a field: {lines[0]!r}"

@@ -34,11 +34,11 @@ def guard(field: str, n_bytes: float, what: str) -> None:
     """Refuse (InstanceError naming ``field``) when ``n_bytes`` exceeds the limit."""
     limit = max_bytes()
     if n_bytes > limit:
-        raise InstanceError(field, f"{what} would need about {_fmt(n_bytes)}, over the "
-                                   f"{_fmt(limit)} limit (raise it with --max-memory GIB)")
+        raise InstanceError(field, f"{what} would need about {fmt_bytes(n_bytes)}, over the "
+                                   f"{fmt_bytes(limit)} limit (raise it with --max-memory GIB)")
 
 
-def _fmt(n: float) -> str:
+def fmt_bytes(n: float) -> str:
     for unit, size in (("TiB", GIB * 1024), ("GiB", GIB), ("MiB", 2**20)):
         if n >= size:
             return f"{n / size:.3g} {unit}"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from instances.errors import InstanceError
-from instances.limits import DEFAULT_GIB, GIB, _fmt, guard, max_bytes
+from instances.limits import DEFAULT_GIB, GIB, fmt_bytes, guard, max_bytes
 
 if TYPE_CHECKING:
     from instances.lumos import Fabric
@@ -57,7 +57,7 @@ def _work_cap(field_name: str, count: int, cap: int, what: str) -> None:
     scaled = int(cap * max_bytes() / (DEFAULT_GIB * GIB))
     if count > scaled:
         raise InstanceError(field_name, f"{what} exceed the {scaled} the methods handle in bounded "
-                            f"time at the {_fmt(max_bytes())} limit (raise it with --max-memory GIB)")
+                            f"time at the {fmt_bytes(max_bytes())} limit (raise it with --max-memory GIB)")
 
 
 def guard_reconfig(fabric: Fabric, wiring: str) -> None:

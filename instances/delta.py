@@ -277,31 +277,48 @@ def check_solution(inst: DeltaInstance, sol: DeltaSolution) -> tuple[list[str], 
             m = int(m_i[np.argmax(outside & (w > 1e-9))])
             bad.append(f"task {m} sends outside its [start, finish] window")
     dt = np.diff(t)
+    # Loads are summed only where something is sent (sparse (resource, interval) keys):
+    # a dense resources x intervals matrix would grow with tasks x GPUs.
     # link capacity per directed link and interval
-    res = inst.res_of[m_i]
-    load = np.zeros((2 * len(inst.links), K))
-    np.add.at(load, (res, k_i), w)
-    cap = np.repeat(x, 2)[:, None] * B * dt[None, :]
-    over = load > cap * (1 + REL_TOL) + 1e-9
-    if np.any(over):
-        r, k = map(int, np.argwhere(over)[0])
+    over = _over_capacity(inst.res_of[m_i], k_i, w, K, lambda r, k: x[r // 2] * B * dt[k])
+    if over is not None:
+        r, k, load, cap = over
         bad.append(f"link {inst.links[r // 2]['name']} dir {r % 2} over capacity in interval {k}: "
-                   f"{load[r, k]:.6g} MB > {cap[r, k]:.6g}")
+                   f"{load:.6g} MB > {cap:.6g}")
     # NIC capacity: per GPU, sum of per-flow volumes <= B * dt
+    per_flow = w / inst.flows[m_i] if len(w) else w
     for side in ("src_gpus", "dst_gpus"):
         gpu_ids = sorted({g for tk in inst.tasks for g in tk[side]})
         gi = {g: i for i, g in enumerate(gpu_ids)}
-        nic = np.zeros((len(gpu_ids), K))
-        per_flow = w / inst.flows[m_i]
-        for j in range(len(w)):
-            for g in inst.tasks[m_i[j]][side]:
-                nic[gi[g], k_i[j]] += per_flow[j]
-        over = nic > B * dt[None, :] * (1 + REL_TOL) + 1e-9
-        if np.any(over):
-            g, k = map(int, np.argwhere(over)[0])
+        ptr = np.zeros(M + 1, dtype=np.int64)
+        ptr[1:] = np.cumsum([len(tk[side]) for tk in inst.tasks])
+        flat = np.array([gi[g] for tk in inst.tasks for g in tk[side]], dtype=np.int64)
+        n_g = ptr[m_i + 1] - ptr[m_i]                      # GPUs of each volume entry
+        entry = np.repeat(np.arange(len(w)), n_g)
+        pos = np.arange(len(entry)) - np.repeat(np.cumsum(n_g) - n_g, n_g)
+        over = _over_capacity(flat[ptr[m_i][entry] + pos], k_i[entry], per_flow[entry], K,
+                              lambda g, k: B * dt[k])
+        if over is not None:
+            g, k, _, _ = over
             bad.append(f"{side[:3]} NIC of GPU {gpu_ids[g]} over capacity in interval {k}")
     metrics = {"iteration_time": makespan_of(inst, C),
                "ports_used": float(used.sum()),
                "port_ratio": float(used.sum() / inst.ports.sum()) if inst.ports.sum() else 0.0,
                "pod_ports_used": " ".join(f"{v:g}" for v in used)}   # per Pod, in pods order
     return bad, metrics
+
+
+def _over_capacity(row, k, w, K, cap_of):
+    """The first (row, interval) whose summed load exceeds its capacity (row-major order,
+    as a dense scan would find it), as (row, interval, load, capacity); None if none does."""
+    if not len(w):
+        return None
+    keys, inv = np.unique(np.asarray(row, np.int64) * K + k, return_inverse=True)
+    load = np.bincount(inv.ravel(), weights=w)
+    r, kk = keys // K, keys % K
+    cap = cap_of(r, kk)
+    over = np.flatnonzero(load > cap * (1 + REL_TOL) + 1e-9)
+    if not over.size:
+        return None
+    i = over[0]
+    return int(r[i]), int(kk[i]), float(load[i]), float(cap[i])

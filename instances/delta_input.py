@@ -22,6 +22,7 @@ from instances.limits import guard
 
 MAX_HORIZON_MS = 1e6        # any time, and the iteration's critical path at full rate
 MAX_BANDWIDTH = 1e4         # MB/ms per port (80 Tb/s); the job form caps bandwidth_gbps alike
+MIN_BANDWIDTH = 1e-6        # MB/ms (8 kb/s)
 MAX_PORTS = 2**20           # OCS ports of one Pod
 POD_KEYS = ("name", "ports")
 LINK_KEYS = ("name", "ends", "incidence")
@@ -49,7 +50,7 @@ def _numbers(field: str, v, n: int | None, lo=0.0, hi=MAX_HORIZON_MS) -> list[fl
 
 def parse_derived(d: dict) -> dict:
     """The derived form's fields, checked and normalized: keyword arguments of DeltaInstance."""
-    bandwidth = number("bandwidth", _get(d, "bandwidth", ""), lo=0.0, strict_lo=True, hi=MAX_BANDWIDTH)
+    bandwidth = number("bandwidth", _get(d, "bandwidth", ""), lo=MIN_BANDWIDTH, hi=MAX_BANDWIDTH)
     pods, ports = _pods(seq("pods", _get(d, "pods", "")))
     tasks_raw = seq("tasks", _get(d, "tasks", ""))
     tasks = [_task(f"tasks[{m}]", t) for m, t in enumerate(tasks_raw)]
@@ -70,6 +71,7 @@ def parse_derived(d: dict) -> dict:
             raise InstanceError(f"tasks[{m}].volume", f"{t['volume']:g} MB take "
                                 f"{t['volume'] / (t['flows'] * bandwidth):.3g} ms even at full NIC rate, "
                                 f"over the {MAX_HORIZON_MS:g} ms horizon")
+    _check_ports(pods, ports, links, {t["link"] for t in tasks})
     M = len(tasks)
     deps = _deps(d.get("deps", []), M)
     release = _numbers("release", d["release"], M) if "release" in d else [0.0] * M
@@ -77,6 +79,19 @@ def parse_derived(d: dict) -> dict:
     q0 = _ms("q0", d["q0"]) if "q0" in d else 0.0
     return dict(bandwidth=bandwidth, pods=pods, ports=ports, links=links, tasks=tasks, deps=deps,
                 release=release, tail=tail, q0=q0)
+
+
+def _check_ports(pods: list[str], ports: list[int], links: list[dict], active: set) -> None:
+    """Every link with traffic needs one circuit at least: a Pod whose budget cannot give
+    each of its links with traffic one makes every topology infeasible."""
+    need = dict.fromkeys(pods, 0)
+    for e in active:
+        for p, a in links[e]["incidence"].items():
+            need[p] += a
+    for i, p in enumerate(pods):
+        if need[p] > ports[i]:
+            raise InstanceError(f"pods[{i}].ports", f"{ports[i]} ports cannot give each link with "
+                                f"traffic at {p} one circuit ({need[p]} ports needed)")
 
 
 def _pods(raw: list) -> tuple[list[str], list[int]]:
@@ -251,13 +266,17 @@ def job_size(job) -> tuple[int, int]:
 
 def guard_job(job) -> None:
     """Refuse a job whose DAG or compute time is absurd, before anything is built."""
-    from instances.delta_models import forward_ms
+    from instances.delta_models import forward_ms, pp_volume_mb
 
     M, nodes = job_size(job)
     # the reduction's two M x M float matrices, its distance vectors (about one per
     # pipeline stage live at a time) and the full DAG's Python objects (~400 B a node)
     guard("job.micro_batches", 16.0 * M * M + 8.0 * M * job.pp * 4 + 400.0 * nodes,
           f"the job's DAG ({M} inter-pod tasks, {nodes} nodes)")
+    intra = pp_volume_mb(job) / (job.n_s * job.intra_bandwidth)     # one intra-pod P2P transfer
+    if not intra <= MAX_HORIZON_MS:
+        raise InstanceError("job.intra_bandwidth_gbps", f"an intra-pod activation transfer takes "
+                            f"{intra:.3g} ms, over the {MAX_HORIZON_MS:g} ms horizon")
     tF = forward_ms(job)
     busiest = max(range(job.pp), key=lambda s: tF[s])
     compute = 3 * job.micro_batches * tF[busiest]       # N forwards + N backwards (2 t_F)

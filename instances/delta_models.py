@@ -169,8 +169,10 @@ JOB_INT_RANGES = {"tp": (1, 2**16), "pp": (1, 2**16), "gpus": (1, 2**24),
                   "ep": (1, 2**16), "etp": (1, 2**16), "mbs": (1, 2**16), "seq_len": (1, 2**24),
                   "grad_bytes": (1, 16), "act_bytes": (1, 16)}
 MAX_GBPS = 8e4      # 80 Tb/s per NIC (10,000 MB/ms): 50 times today's fastest
-JOB_REAL_RANGES = {"bandwidth_gbps": (0.0, MAX_GBPS, True), "intra_bandwidth_gbps": (0.0, 1e6, False),
-                   "gpu_tflops": (0.0, 1e6, True), "opt_ms": (0.0, 1e6, False)}
+MIN_GBPS = 1e-3     # 1 Mb/s: below it every transfer outlasts the horizon anyway
+JOB_REAL_RANGES = {"bandwidth_gbps": (MIN_GBPS, MAX_GBPS, False),
+                   "intra_bandwidth_gbps": (0.0, 1e6, False),        # 0 = bandwidth_gbps
+                   "gpu_tflops": (1e-6, 1e6, False), "opt_ms": (0.0, 1e6, False)}
 
 
 @dataclass
@@ -268,6 +270,9 @@ class Job:
             number(f"job.{name}", getattr(self, name), lo=lo, hi=hi, strict_lo=strict)
         for name in ("model", "p2p_mode", "dp_ring", "replicas"):
             text(f"job.{name}", getattr(self, name))
+        if 0 < self.intra_bandwidth_gbps < MIN_GBPS:
+            raise InstanceError("job.intra_bandwidth_gbps", f"must be 0 (= bandwidth_gbps) or >= "
+                                f"{MIN_GBPS:g}, got {self.intra_bandwidth_gbps!r}")
         if self.p2p_mode not in ("megatron_blocking", "async"):
             raise InstanceError("job.p2p_mode", f"must be megatron_blocking or async, got {self.p2p_mode!r}")
         if self.dp_ring not in ("bidirectional", "unidirectional"):

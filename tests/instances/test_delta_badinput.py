@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 
 import instances
 from heuristics.delta_sim import critical_path_bound
@@ -19,7 +19,7 @@ from instances.delta_dag import build_full_dag
 from instances.delta_input import MAX_HORIZON_MS, critical_path_ms, job_size
 from instances.delta_models import TABLE_I, Job
 from instances.errors import InstanceError
-from tests.fuzz import FUZZ, assert_contract, mutants, run_cli
+from tests.fuzz import FUZZ, ODD_VALUES, assert_contract, mutants, run_cli
 
 DERIVED = json.loads(open("instances/delta/gpt-7b-derived.json").read())
 JOB = json.loads(open("instances/examples/delta_gpt-7b.json").read())
@@ -81,6 +81,9 @@ REGRESSIONS = [
     ("incidence 0.5", _derived(_set(("links", 0, "incidence", "r0b0"), 0.5)), "links[0].incidence.r0b0"),
     ("incidence of a Pod off the link", _derived(_set(("links", 1, "incidence", "r0b1"), 1)),
      "links[1].incidence.r0b1"),
+    ("a Pod with traffic and no port (every method failed)", _derived(_set(("pods", 0, "ports"), 0)),
+     "pods[0].ports"),
+    ("intra-pod bandwidth 1e-320", _job(intra_bandwidth_gbps=1e-320), "job.intra_bandwidth_gbps"),
     # wrong nesting: name the field, never "invalid instance (TypeError ...)"
     ("tasks an object", _derived(_set(("tasks",), {"a": 1})), "tasks"),
     ("a pod a list", _derived(_set(("pods", 0), ["r0b0", 4])), "pods[0]"),
@@ -174,14 +177,44 @@ def test_programmatic_construction_rejects_non_finite_arrays():
                        arr if key == "tail" else inst.tail, inst.q0)
 
 
-@FUZZ
+def _sweep(tmp_path, base, paths):
+    """Every odd value (tests.fuzz.ODD_VALUES) at every path, one at a time: each run keeps
+    the contract; returns how many were accepted (exit 0) and refused (exit 2)."""
+    seen = {0: 0, 2: 0}
+    for path in paths:
+        for value in ODD_VALUES:
+            d = copy.deepcopy(base)
+            _set(path, value)(d)
+            code, out, err, f = run_cli(tmp_path, d, "prop-alloc")
+            try:
+                assert_contract(code, out, err, f)
+            except AssertionError as exc:
+                raise AssertionError(f"{path} = {value!r}: {exc}") from None
+            seen[code] += 1
+    return seen
+
+
+def test_every_job_field_with_every_odd_value(tmp_path):
+    seen = _sweep(tmp_path, JOB, [("job", k) for k in JOB["job"]] + [("job", "arch")])
+    assert seen[0] >= 5 and seen[2] >= 200, seen       # both outcomes really occur
+
+
+def test_every_derived_field_with_every_odd_value(tmp_path):
+    paths = [("bandwidth",), ("q0",), ("release", 0), ("tail", 1), ("deps", 0, 0), ("deps", 0, 2),
+             ("pods", 0, "ports"), ("pods", 0, "name"), ("links", 0, "incidence", "r0b0"),
+             ("links", 1, "ends")] + [("tasks", 0, k) for k in DERIVED["tasks"][0]]
+    seen = _sweep(tmp_path, DERIVED, paths)
+    assert seen[0] >= 10 and seen[2] >= 300, seen
+
+
+@settings(FUZZ, max_examples=120)
 @given(data=mutants(DERIVED))
 def test_mutated_derived_form_keeps_the_contract(tmp_path_factory, data):
     code, out, err, path = run_cli(tmp_path_factory.mktemp("d"), data, "prop-alloc")
     assert_contract(code, out, err, path)
 
 
-@FUZZ
+@settings(FUZZ, max_examples=200)
 @given(data=mutants(JOB))
 def test_mutated_job_form_keeps_the_contract(tmp_path_factory, data):
     code, out, err, path = run_cli(tmp_path_factory.mktemp("j"), data, "prop-alloc")

@@ -203,18 +203,21 @@ def _deps(raw, M: int) -> np.ndarray:
         if not len(arr) or (np.all((ij >= 0) & (ij < M)) and np.all(arr[:, 2] >= 0)
                             and np.all(arr[:, 2] <= MAX_HORIZON_MS)):
             return arr
+    rows = []
     for k, r in enumerate(raw):
         where = f"deps[{k}]"
         seq(where, r)
         if len(r) != 3:
             raise InstanceError(where, f"must be [pre, succ, delay_ms], got {len(r)} entries")
+        row = []
         for i, what in ((0, "pre"), (1, "succ")):
             v = number(f"{where}[{i}]", r[i], integer=True, lo=0)
             if v >= M:
                 raise InstanceError(f"{where}[{i}]", f"{what} task {v} out of range (the instance "
                                                      f"has {M} tasks)")
-        _ms(f"{where}[2]", r[2])
-    raise AssertionError("unreachable: the bulk check failed but no entry is bad")
+            row.append(v)
+        rows.append(row + [_ms(f"{where}[2]", r[2])])
+    return np.array(rows, dtype=float).reshape(-1, 3)      # e.g. integral floats as indices
 
 
 def check_horizon(inst, field: str) -> None:

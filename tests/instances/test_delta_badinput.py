@@ -138,6 +138,17 @@ def test_valid_files_still_solve(tmp_path, data):
     assert_contract(code, out, err, path)
 
 
+def test_integral_floats_stay_valid_where_integers_are_needed():
+    d = copy.deepcopy(DERIVED)
+    d["deps"][0] = [float(d["deps"][0][0]), float(d["deps"][0][1]), d["deps"][0][2]]
+    d["pods"][0]["ports"] = 4.0
+    d["tasks"][0]["flows"] = 2.0
+    inst = instances.from_dict(d)
+    ref = instances.from_dict(copy.deepcopy(DERIVED))
+    assert np.array_equal(inst.deps, ref.deps) and np.array_equal(inst.ports, ref.ports)
+    assert inst.tasks[0]["flows"] == 2 and isinstance(inst.tasks[0]["flows"], int)
+
+
 def test_derived_form_round_trip_is_unchanged():
     """Checking normalizes nothing a valid file says: its derived form reads back equal."""
     inst = instances.from_dict(copy.deepcopy(DERIVED))

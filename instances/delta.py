@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from instances.dag import topological_order
-from instances.errors import InstanceError, require
+from instances.errors import InstanceError, number
 
 REL_TOL = 1e-6
 
@@ -68,37 +68,41 @@ class DeltaInstance:
         return len(self.tasks)
 
     def _validate(self):
-        if not (np.isfinite(self.bandwidth) and self.bandwidth > 0):
-            raise InstanceError("bandwidth", f"must be > 0, got {self.bandwidth!r}")
+        """Array-level checks of a constructed instance (files are checked field by field
+        before, in instances.delta_input; this also guards programmatic construction)."""
+        number("bandwidth", self.bandwidth, lo=0.0, strict_lo=True)
         if len(set(self.pods)) != len(self.pods):
             raise InstanceError("pods", "pod names must be unique")
-        if self.ports.shape != (len(self.pods),) or np.any(self.ports < 0) or \
-                np.any(self.ports != np.round(self.ports)):
+        if self.ports.shape != (len(self.pods),) or not np.all(np.isfinite(self.ports)) or \
+                np.any(self.ports < 0) or np.any(self.ports != np.round(self.ports)):
             raise InstanceError("pods", "every pod needs an integer port budget >= 0")
         pods = set(self.pods)
         for e, l in enumerate(self.links):
             inc = l.get("incidence")
-            if not isinstance(inc, dict) or not inc or any(p not in pods for p in inc) or \
-                    any(not isinstance(a, (int, float)) or a <= 0 for a in inc.values()):
-                raise InstanceError(f"links[{e}].incidence", "must map known pods to ports per circuit > 0")
+            if not isinstance(inc, dict) or not inc or any(p not in pods for p in inc):
+                raise InstanceError(f"links[{e}].incidence", "must map known pods to ports per circuit")
+            for p, a in inc.items():
+                number(f"links[{e}].incidence.{p}", a, integer=True, lo=1)
         M = len(self.tasks)
         for m, t in enumerate(self.tasks):
             for key in ("link", "dir", "flows", "volume", "src_gpus", "dst_gpus"):
                 if key not in t:
                     raise InstanceError(f"tasks[{m}].{key}", "missing")
-            if not 0 <= t["link"] < len(self.links) or t["dir"] not in (0, 1):
-                raise InstanceError(f"tasks[{m}].link", "unknown link or direction (dir is 0 or 1)")
-            if t["flows"] < 1 or t["flows"] != int(t["flows"]):
-                raise InstanceError(f"tasks[{m}].flows", f"must be an integer >= 1, got {t['flows']!r}")
-            if not t["volume"] > 0:
-                raise InstanceError(f"tasks[{m}].volume", f"must be > 0, got {t['volume']!r}")
+            number(f"tasks[{m}].link", t["link"], integer=True, lo=0, hi=len(self.links) - 1)
+            number(f"tasks[{m}].dir", t["dir"], integer=True, lo=0, hi=1)
+            number(f"tasks[{m}].flows", t["flows"], integer=True, lo=1)
+            number(f"tasks[{m}].volume", t["volume"], lo=0.0, strict_lo=True)
             if len(t["src_gpus"]) != t["flows"] or len(t["dst_gpus"]) != t["flows"]:
                 raise InstanceError(f"tasks[{m}].src_gpus", "needs one source and one destination GPU per flow")
         if self.release.shape != (M,) or self.tail.shape != (M,):
             raise InstanceError("release", f"release and tail need one value per task ({M})")
-        if np.any(self.release < 0) or np.any(self.tail < 0) or self.q0 < 0:
-            raise InstanceError("release", "release, tail and q0 must be >= 0")
+        for key, arr in (("release", self.release), ("tail", self.tail)):
+            if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+                raise InstanceError(key, "must be finite and >= 0")
+        number("q0", self.q0, lo=0.0)
         if len(self.deps):
+            if not np.all(np.isfinite(self.deps)):
+                raise InstanceError("deps", "must be finite")
             ij = self.deps[:, :2]
             if np.any(ij < 0) or np.any(ij >= M) or np.any(ij != np.round(ij)):
                 raise InstanceError("deps", "task indices out of range")
@@ -111,24 +115,20 @@ class DeltaInstance:
 
     @classmethod
     def from_dict(cls, d: dict) -> "DeltaInstance":
-        if "tasks" not in d and "job" in d:
-            return from_job(require(d, "job", dict), name=str(d.get("name", "delta")))
-        try:
-            pods = require(d, "pods", list)
-            tasks = require(d, "tasks", list)
-            names = [p["name"] for p in pods]
-            ports = [p["ports"] for p in pods]
-            links = d.get("links") or _links_from_tasks(tasks)
-            for t in tasks:
-                if "link" not in t:
-                    t["link"], t["dir"] = _find_link(links, t)
-        except (KeyError, TypeError) as exc:
-            raise InstanceError("tasks", f"malformed task or pod entry ({exc})")
-        deps = d.get("deps", [])
-        return cls(name=str(d.get("name", "delta")), bandwidth=require(d, "bandwidth", (int, float)),
-                   pods=names, ports=ports, links=links, tasks=tasks, deps=deps,
-                   release=d.get("release", [0.0] * len(tasks)), tail=d.get("tail", [0.0] * len(tasks)),
-                   q0=float(d.get("q0", 0.0)), job=d.get("job"), meta=dict(d.get("meta", {})))
+        """Either form of a file (module docstring); every field checked (instances.delta_input)."""
+        from instances.delta_input import check_horizon, parse_derived
+
+        name = d.get("name", "delta")
+        if "job" in d:
+            if "tasks" in d:
+                raise InstanceError("job", "give either a job description or the derived form "
+                                           "(tasks, deps, ...), not both")
+            return from_job(d["job"], name=name)
+        if "tasks" not in d:
+            raise InstanceError("tasks", "missing (give the derived form's tasks or a job)")
+        inst = cls(name=name, **parse_derived(d), meta=dict(d.get("meta", {})))
+        check_horizon(inst, "deps")
+        return inst
 
     def to_dict(self, derived: bool = False) -> dict:
         out = {"problem": "delta", "format": 1, "name": self.name}
@@ -164,50 +164,24 @@ def nic_groups(tasks, side: str) -> dict[tuple[int, ...], int]:
 
 
 def from_job(job_dict: dict, name: str = "delta") -> DeltaInstance:
-    """Generate the reduced inter-pod DAG of a job description (spec 1.2.5)."""
-    from dataclasses import fields as dc_fields
-
+    """Generate the reduced inter-pod DAG of a job description (spec 1.2.5). The job is
+    checked field by field, and its DAG size and compute time are estimated and guarded
+    before anything is built (instances.delta_input)."""
     from instances.delta_dag import build_full_dag, reduce_dag
+    from instances.delta_input import check_horizon, guard_job
     from instances.delta_models import Job
 
-    known = {f.name for f in dc_fields(Job)}
-    bad = set(job_dict) - known
-    if bad:
-        raise InstanceError("job", f"unknown keys: {', '.join(sorted(bad))}")
-    for key in ("model", "tp", "pp", "gpus", "gpus_per_pod_per_replica", "micro_batches"):
-        if key not in job_dict:
-            raise InstanceError(f"job.{key}", "missing")
-    job = Job(**job_dict)
+    job = Job.from_dict(job_dict)
+    guard_job(job)
     g, layout = build_full_dag(job)
     red = reduce_dag(g)
-    return DeltaInstance(name=name, bandwidth=job.bandwidth, pods=layout.pods, ports=layout.ports,
+    inst = DeltaInstance(name=name, bandwidth=job.bandwidth, pods=layout.pods, ports=layout.ports,
                          links=layout.links, tasks=g.tasks, deps=red["deps"], release=red["release"],
                          tail=red["tail"], q0=red["q0"], job=dict(job_dict),
                          meta={"replicas": layout.R, "canonical": layout.canonical,
                                "stages_per_pod": layout.sp, "n_s": layout.ns})
-
-
-def _links_from_tasks(tasks):
-    links, seen = [], {}
-    for t in tasks:
-        key = tuple(sorted((t["src_pod"], t["dst_pod"])))
-        if key[0] == key[1]:
-            raise InstanceError("tasks", f"task {t.get('name', '?')} is not inter-pod ({key[0]})")
-        if key not in seen:
-            seen[key] = len(links)
-            links.append({"name": f"{key[0]}-{key[1]}", "ends": list(key),
-                          "incidence": {key[0]: 1, key[1]: 1}})
-    return links
-
-
-def _find_link(links, t):
-    for e, l in enumerate(links):
-        a, b = l["ends"]
-        if (t["src_pod"], t["dst_pod"]) == (a, b):
-            return e, 0
-        if (t["src_pod"], t["dst_pod"]) == (b, a):
-            return e, 1
-    raise InstanceError("tasks", f"no link joins {t['src_pod']} and {t['dst_pod']}")
+    check_horizon(inst, "job")
+    return inst
 
 
 def _check_acyclic(M: int, edges: np.ndarray) -> None:
@@ -303,31 +277,48 @@ def check_solution(inst: DeltaInstance, sol: DeltaSolution) -> tuple[list[str], 
             m = int(m_i[np.argmax(outside & (w > 1e-9))])
             bad.append(f"task {m} sends outside its [start, finish] window")
     dt = np.diff(t)
+    # Loads are summed only where something is sent (sparse (resource, interval) keys):
+    # a dense resources x intervals matrix would grow with tasks x GPUs.
     # link capacity per directed link and interval
-    res = inst.res_of[m_i]
-    load = np.zeros((2 * len(inst.links), K))
-    np.add.at(load, (res, k_i), w)
-    cap = np.repeat(x, 2)[:, None] * B * dt[None, :]
-    over = load > cap * (1 + REL_TOL) + 1e-9
-    if np.any(over):
-        r, k = map(int, np.argwhere(over)[0])
+    over = _over_capacity(inst.res_of[m_i], k_i, w, K, lambda r, k: x[r // 2] * B * dt[k])
+    if over is not None:
+        r, k, load, cap = over
         bad.append(f"link {inst.links[r // 2]['name']} dir {r % 2} over capacity in interval {k}: "
-                   f"{load[r, k]:.6g} MB > {cap[r, k]:.6g}")
+                   f"{load:.6g} MB > {cap:.6g}")
     # NIC capacity: per GPU, sum of per-flow volumes <= B * dt
+    per_flow = w / inst.flows[m_i] if len(w) else w
     for side in ("src_gpus", "dst_gpus"):
         gpu_ids = sorted({g for tk in inst.tasks for g in tk[side]})
         gi = {g: i for i, g in enumerate(gpu_ids)}
-        nic = np.zeros((len(gpu_ids), K))
-        per_flow = w / inst.flows[m_i]
-        for j in range(len(w)):
-            for g in inst.tasks[m_i[j]][side]:
-                nic[gi[g], k_i[j]] += per_flow[j]
-        over = nic > B * dt[None, :] * (1 + REL_TOL) + 1e-9
-        if np.any(over):
-            g, k = map(int, np.argwhere(over)[0])
+        ptr = np.zeros(M + 1, dtype=np.int64)
+        ptr[1:] = np.cumsum([len(tk[side]) for tk in inst.tasks])
+        flat = np.array([gi[g] for tk in inst.tasks for g in tk[side]], dtype=np.int64)
+        n_g = ptr[m_i + 1] - ptr[m_i]                      # GPUs of each volume entry
+        entry = np.repeat(np.arange(len(w)), n_g)
+        pos = np.arange(len(entry)) - np.repeat(np.cumsum(n_g) - n_g, n_g)
+        over = _over_capacity(flat[ptr[m_i][entry] + pos], k_i[entry], per_flow[entry], K,
+                              lambda g, k: B * dt[k])
+        if over is not None:
+            g, k, _, _ = over
             bad.append(f"{side[:3]} NIC of GPU {gpu_ids[g]} over capacity in interval {k}")
     metrics = {"iteration_time": makespan_of(inst, C),
                "ports_used": float(used.sum()),
                "port_ratio": float(used.sum() / inst.ports.sum()) if inst.ports.sum() else 0.0,
                "pod_ports_used": " ".join(f"{v:g}" for v in used)}   # per Pod, in pods order
     return bad, metrics
+
+
+def _over_capacity(row, k, w, K, cap_of):
+    """The first (row, interval) whose summed load exceeds its capacity (row-major order,
+    as a dense scan would find it), as (row, interval, load, capacity); None if none does."""
+    if not len(w):
+        return None
+    keys, inv = np.unique(np.asarray(row, np.int64) * K + k, return_inverse=True)
+    load = np.bincount(inv.ravel(), weights=w)
+    r, kk = keys // K, keys % K
+    cap = cap_of(r, kk)
+    over = np.flatnonzero(load > cap * (1 + REL_TOL) + 1e-9)
+    if not over.size:
+        return None
+    i = over[0]
+    return int(r[i]), int(kk[i]), float(load[i]), float(cap[i])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
-from instances.errors import InstanceError
+from instances.errors import InstanceError, known_fields, number, obj, seq, text
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,55 @@ class Arch:
         return [self.layers // pp] * pp
 
 
+# Ranges of the architecture fields (inclusive). Generous beyond any published model; they
+# keep every parameter and FLOP count an exact integer far below float overflow.
+ARCH_RANGES = {"layers": (1, 2**16), "hidden": (1, 2**20), "heads": (1, 2**16), "vocab": (1, 2**24),
+               "ffn": (0, 2**22), "kv_heads": (0, 2**16), "head_dim": (0, 2**16),
+               "experts": (0, 2**16), "top_k": (0, 2**16), "expert_ffn": (0, 2**22),
+               "shared_experts": (0, 2**10), "dense_layers": (0, 2**16)}
+MLA_KEYS = ("q_lora", "kv_lora", "qk_nope", "qk_rope", "v_head")
+
+
+def arch_from_dict(a: dict, where: str = "job.arch") -> Arch:
+    """A checked Arch from a merged field dict (a built-in one updated by ``job.arch``):
+    every field of the right JSON type and range, named ``job.arch.<field>`` when wrong."""
+    known_fields(where, a, {f.name for f in fields(Arch)})
+    kw = {"name": text(f"{where}.name", a["name"])}
+    for key, (lo, hi) in ARCH_RANGES.items():
+        if key in a:
+            kw[key] = number(f"{where}.{key}", a[key], integer=True, lo=lo, hi=hi)
+        elif key in ("layers", "hidden", "heads", "vocab"):
+            raise InstanceError(f"{where}.{key}", "missing (needed for a custom model)")
+    if "swiglu" in a:
+        if not isinstance(a["swiglu"], bool):
+            raise InstanceError(f"{where}.swiglu", f"must be true or false, got {a['swiglu']!r}")
+        kw["swiglu"] = a["swiglu"]
+    mla = obj(f"{where}.mla", a.get("mla", {}))
+    if mla:
+        known_fields(f"{where}.mla", mla, MLA_KEYS)
+        for key in MLA_KEYS:
+            if key not in mla:
+                raise InstanceError(f"{where}.mla.{key}", "missing")
+        kw["mla"] = {key: number(f"{where}.mla.{key}", mla[key], integer=True, lo=1, hi=2**20)
+                     for key in MLA_KEYS}
+    stages = a.get("stage_layers", ())
+    stages = seq(f"{where}.stage_layers", list(stages) if isinstance(stages, tuple) else stages,
+                 max_len=2**16)
+    kw["stage_layers"] = tuple(number(f"{where}.stage_layers[{i}]", v, integer=True, lo=1, hi=2**16)
+                               for i, v in enumerate(stages))
+    arch = Arch(**kw)
+    if arch.kv_heads > arch.heads:
+        raise InstanceError(f"{where}.kv_heads", f"{arch.kv_heads} exceeds heads={arch.heads}")
+    if arch.top_k > arch.experts:
+        raise InstanceError(f"{where}.top_k", f"{arch.top_k} exceeds experts={arch.experts}")
+    if arch.dense_layers > arch.layers:
+        raise InstanceError(f"{where}.dense_layers", f"{arch.dense_layers} exceeds layers={arch.layers}")
+    if arch.heads > arch.hidden and not arch.head_dim and not arch.mla:
+        raise InstanceError(f"{where}.heads", f"{arch.heads} heads exceed hidden={arch.hidden} "
+                                              "(give head_dim)")
+    return arch
+
+
 ARCHS: dict[str, Arch] = {a.name: a for a in [
     # Megatron-LM README weak-scaling family (vocab 131072): 12*96*h^2 + 2*V*h = 177.1 B
     Arch("megatron-177b", layers=96, hidden=12288, heads=96, vocab=131072),
@@ -110,6 +159,20 @@ ARCHS: dict[str, Arch] = {a.name: a for a in [
     # AICB gpt_7B (Fig. 1/3 toy)
     Arch("gpt-7b", layers=36, hidden=4096, heads=32, vocab=50257),
 ]}
+
+
+# Ranges of the job's fields (inclusive; real ones: (lo, hi, lo excluded)). The upper ends
+# are far beyond any real job; the DAG size and the compute horizon are guarded separately
+# (instances.delta_input) from the values that pass these.
+JOB_INT_RANGES = {"tp": (1, 2**16), "pp": (1, 2**16), "gpus": (1, 2**24),
+                  "gpus_per_pod_per_replica": (1, 2**20), "micro_batches": (1, 2**20),
+                  "ep": (1, 2**16), "etp": (1, 2**16), "mbs": (1, 2**16), "seq_len": (1, 2**24),
+                  "grad_bytes": (1, 16), "act_bytes": (1, 16)}
+MAX_GBPS = 8e4      # 80 Tb/s per NIC (10,000 MB/ms): 50 times today's fastest
+MIN_GBPS = 1e-3     # 1 Mb/s: below it every transfer outlasts the horizon anyway
+JOB_REAL_RANGES = {"bandwidth_gbps": (MIN_GBPS, MAX_GBPS, False),
+                   "intra_bandwidth_gbps": (0.0, 1e6, False),        # 0 = bandwidth_gbps
+                   "gpu_tflops": (1e-6, 1e6, False), "opt_ms": (0.0, 1e6, False)}
 
 
 @dataclass
@@ -138,6 +201,9 @@ class Job:
     arch: dict = field(default_factory=dict)  # overrides / a custom architecture
 
     def architecture(self) -> Arch:
+        cached = self.__dict__.get("_arch")
+        if cached is not None:
+            return cached
         if self.model in ARCHS:
             base = asdict(ARCHS[self.model])
         elif self.arch:
@@ -145,17 +211,34 @@ class Job:
         else:
             raise InstanceError("job.model", f"unknown model {self.model!r} (known: "
                                 f"{', '.join(ARCHS)}; or give job.arch)")
-        base.update(self.arch)
-        names = {f.name for f in fields(Arch)}
-        bad = set(base) - names
-        if bad:
-            raise InstanceError("job.arch", f"unknown architecture keys: {', '.join(sorted(bad))}")
-        if "stage_layers" in base:
-            base["stage_layers"] = tuple(base["stage_layers"])
-        try:
-            return Arch(**base)
-        except TypeError as exc:
-            raise InstanceError("job.arch", str(exc))
+        base.update(obj("job.arch", self.arch))
+        self.__dict__["_arch"] = arch = arch_from_dict(base)
+        return arch
+
+    @classmethod
+    def from_dict(cls, d: dict, where: str = "job") -> "Job":
+        """A Job from a file's ``job`` object: known keys only, every field of the right JSON
+        type and in range (named ``job.<field>``), then the consistency checks of validate()."""
+        obj(where, d)
+        known_fields(where, d, {f.name for f in fields(cls)})
+        for key in ("model", "tp", "pp", "gpus", "gpus_per_pod_per_replica", "micro_batches"):
+            if key not in d:
+                raise InstanceError(f"{where}.{key}", "missing")
+        kw = {}
+        for key, v in d.items():
+            f = f"{where}.{key}"
+            if key in JOB_INT_RANGES:
+                kw[key] = number(f, v, integer=True, lo=JOB_INT_RANGES[key][0], hi=JOB_INT_RANGES[key][1])
+            elif key in JOB_REAL_RANGES:
+                lo, hi, strict = JOB_REAL_RANGES[key]
+                kw[key] = number(f, v, lo=lo, hi=hi, strict_lo=strict)
+            elif key == "arch":
+                kw[key] = dict(obj(f, v))
+            else:
+                kw[key] = text(f, v)
+        job = cls(**kw)
+        job.validate()
+        return job
 
     @property
     def n_s(self) -> int:
@@ -180,17 +263,16 @@ class Job:
         return (self.intra_bandwidth_gbps or self.bandwidth_gbps) / 8.0
 
     def validate(self) -> None:
-        for name in ("tp", "pp", "gpus", "gpus_per_pod_per_replica", "micro_batches", "ep", "etp",
-                     "mbs", "seq_len", "grad_bytes", "act_bytes"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise InstanceError(f"job.{name}", f"must be an integer >= 1, got {v!r}")
-        for name in ("bandwidth_gbps", "gpu_tflops"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, float)) or v <= 0:
-                raise InstanceError(f"job.{name}", f"must be > 0, got {v!r}")
-        if self.opt_ms < 0 or self.intra_bandwidth_gbps < 0:
-            raise InstanceError("job.opt_ms", "opt_ms and intra_bandwidth_gbps must be >= 0")
+        """Ranges and consistency (divisibility, placement); types are checked by from_dict."""
+        for name, (lo, hi) in JOB_INT_RANGES.items():
+            number(f"job.{name}", getattr(self, name), integer=True, lo=lo, hi=hi)
+        for name, (lo, hi, strict) in JOB_REAL_RANGES.items():
+            number(f"job.{name}", getattr(self, name), lo=lo, hi=hi, strict_lo=strict)
+        for name in ("model", "p2p_mode", "dp_ring", "replicas"):
+            text(f"job.{name}", getattr(self, name))
+        if 0 < self.intra_bandwidth_gbps < MIN_GBPS:
+            raise InstanceError("job.intra_bandwidth_gbps", f"must be 0 (= bandwidth_gbps) or >= "
+                                f"{MIN_GBPS:g}, got {self.intra_bandwidth_gbps!r}")
         if self.p2p_mode not in ("megatron_blocking", "async"):
             raise InstanceError("job.p2p_mode", f"must be megatron_blocking or async, got {self.p2p_mode!r}")
         if self.dp_ring not in ("bidirectional", "unidirectional"):

@@ -12,8 +12,9 @@ import instances
 from heuristics.delta_fast import (delta_fast, feasible_random_init, repair_topo, task_windows,
                                    x_upper_bound)
 from heuristics.delta_sim import simulate
-from instances.delta import from_job
+from instances.delta import DeltaInstance, from_job
 from instances.delta_models import TABLE_I
+from instances.errors import InstanceError
 from models.delta_milp import x_max
 from tests.models.test_delta_milp import diamond, fork, t0
 
@@ -75,11 +76,16 @@ def test_repair_reports_failure_when_budgets_cannot_connect():
     inst = t0()
     x, ok = repair_topo(np.array([5.0]), inst, np.array([1.0]), np.random.default_rng(0))
     assert ok and x.tolist() == [1.0]
-    tight = instances.from_dict({
+    tight = {
         "problem": "delta", "bandwidth": 1.0,
         "pods": [{"name": "A", "ports": 1}, {"name": "B", "ports": 2}, {"name": "C", "ports": 2}],
         "tasks": [{"src_pod": "A", "dst_pod": "B", "flows": 1, "volume": 1, "src_gpus": [0], "dst_gpus": [1]},
-                  {"src_pod": "A", "dst_pod": "C", "flows": 1, "volume": 1, "src_gpus": [2], "dst_gpus": [3]}]})
+                  {"src_pod": "A", "dst_pod": "C", "flows": 1, "volume": 1, "src_gpus": [2], "dst_gpus": [3]}]}
+    with pytest.raises(InstanceError, match=r"pods\[0\]\.ports"):   # a file like this is refused
+        instances.from_dict(tight)
+    links = [{"name": f"A-{p}", "ends": ["A", p], "incidence": {"A": 1, p: 1}} for p in "BC"]
+    tasks = [dict(t, link=e, dir=0) for e, t in enumerate(tight["tasks"])]
+    tight = DeltaInstance("tight", 1.0, ["A", "B", "C"], [1, 2, 2], links, tasks, [], [0, 0], [0, 0])
     _, ok = repair_topo(np.array([1.0, 1.0]), tight, np.array([2.0, 2.0]), np.random.default_rng(0))
     assert not ok
 

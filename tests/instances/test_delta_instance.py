@@ -158,5 +158,5 @@ def test_bad_derived_instances_are_named():
         instances.from_dict(dict(base, tasks=[dict(base["tasks"][0], volume=-1)]))
     with pytest.raises(InstanceError, match="'deps'"):
         instances.from_dict(dict(base, tasks=base["tasks"] * 2, deps=[[0, 1, 0], [1, 0, 0]]))
-    with pytest.raises(InstanceError, match="'pods'"):
+    with pytest.raises(InstanceError, match=r"'pods\[0\].ports'"):
         instances.from_dict(dict(base, pods=[{"name": "A", "ports": -1}, {"name": "B", "ports": 2}]))

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from instances.a2a import A2AInstance, BYTES_PER_PAIR
+from instances.a2a import (A2AInstance, A2AStrategy, BYTES_PER_PAIR, Group, Link, Phase,
+                           check_strategy)
 from instances.a2a_workloads import generate
 from tests.fuzz import FUZZ, assert_contract, mutants, run_cli
 
@@ -194,3 +195,35 @@ def test_mutated_instances_keep_the_contract(tmp_path, base):
 
     check()
     assert time.perf_counter() - t0 < 10.0
+
+
+def test_underflowing_sizes_are_delivered_or_refused(tmp_path):
+    """Odd but valid: flows of 1e-320 (every time underflows). The checker must not let a
+    method drop them (its tolerance follows the traffic's scale), DirectConnect must deliver
+    them (they used to round away against a whole chunk), and 0/0 is a ratio of 1, not inf."""
+    data = patched(UNIFORM, R=0.0, traffic={"uniform": 1e-320})
+    for method in ("rdc", "directconnect-gk", "fast"):
+        code, out, err, path = run_cli(tmp_path, data, method)
+        assert_contract(code, out, err, path)
+        assert code == 0, err
+    code, out, err, _ = run_cli(tmp_path, patched(data, link={"T": 5e-324},
+                                                  traffic={"uniform": 5e-324}), "rdc")
+    rec = json.loads(out)
+    assert rec["objective"] == 0.0 and rec["ratio_lb"] == 1.0
+    # a strategy that sends nothing is rejected, whatever the scale
+    inst = A2AInstance(6, 1, 0.0, Link.from_dict({"T": 1.0}), uniform_size=1e-9)
+    empty = A2AStrategy([Phase(np.array([[i, (i + 1) % 6] for i in range(6)]),
+                               [[Group(np.zeros((0, 2), dtype=np.int64), np.zeros(0))]])])
+    bad_, _ = check_strategy(inst, empty)
+    assert any("delivered 0" in b for b in bad_), bad_
+
+
+def test_static_ring_declined_over_the_memory_limit(tmp_path, monkeypatch):
+    """k = 1 static holds the ring's n^2 (n-1)/2 path entries (24 bytes each): n = 200 needs
+    about 91 MiB, declined under a 64 MiB limit (exit 2, one line), solved under the default."""
+    monkeypatch.setenv("OCS_MAX_MEMORY_GB", str(64 / 1024))
+    code, out, err, path = run_cli(tmp_path, patched(UNIFORM, n=200), "static")
+    assert code == 2 and out == "" and "ring strategy for n = 200" in err and "GiB" in err, err
+    monkeypatch.delenv("OCS_MAX_MEMORY_GB")
+    code, out, err, path = run_cli(tmp_path, patched(UNIFORM, n=200), "static")
+    assert code == 0 and json.loads(out)["verified"] is True, err

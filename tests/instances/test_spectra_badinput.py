@@ -196,3 +196,17 @@ def test_mutated_instances_keep_the_contract(tmp_path, base):
 
     check()
     assert time.perf_counter() - t0 < 10.0
+
+
+@pytest.mark.parametrize("method", ["baseline", "baseline-milp"])
+def test_split_baselines_declined_over_the_memory_limit(tmp_path, monkeypatch, method):
+    """The Baselines hold s dense n x n sub-matrices: s = 10^4 at n = 100 is 763 MiB, over a
+    256 MiB limit: declined at once (exit 2, one line) instead of building them."""
+    monkeypatch.setenv("OCS_MAX_MEMORY_GB", "0.25")
+    data = json.loads((EXAMPLES / "bench_n100_s4_d0.04.json").read_text())
+    data["switches"] = MAX_SWITCHES
+    t = time.perf_counter()
+    code, out, err, path = run_cli(tmp_path, data, method)
+    assert time.perf_counter() - t < 5.0
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert "0.745 GiB" in err and "declines" in err, err

@@ -105,7 +105,11 @@ def _check_rows(rows: list) -> None:
     guard("demand", DEMAND_BYTES_PER_ENTRY * n * n, f"a {n} x {n} demand matrix")
     for i, row in enumerate(rows):
         seq(f"demand[{i}]", row)
-        if len(row) != n:
+    widths = {len(row) for row in rows}
+    if len(widths) == 1 and n not in widths:            # rectangular: the matrix is at fault
+        raise InstanceError("demand", f"must be square, got {n}x{widths.pop()}")
+    for i, row in enumerate(rows):
+        if len(row) != n:                               # ragged: name the first short/long row
             raise InstanceError(f"demand[{i}]", f"has {len(row)} entries, expected {n} "
                                                 f"(the matrix must be square, {n} rows)")
 

@@ -132,7 +132,8 @@ def test_misspelt_top_level_field(tmp_path):
 
 def test_ragged_and_non_square_rows_are_named(tmp_path):
     bad(tmp_path, patched(WORKED, demand=[[1, 2, 3], [1, 2], [1, 2, 3]]), "demand[1]", "expected 3")
-    bad(tmp_path, patched(WORKED, demand=[[1, 2, 3], [1, 2, 3]]), "demand[0]", "expected 2")
+    bad(tmp_path, patched(WORKED, demand=[[1, 2, 3], [1, 2, 3]]), "demand", "square, got 2x3")
+    bad(tmp_path, patched(WORKED, demand=[[1, 2], [1, 2, 3]]), "demand[1]", "has 3 entries, expected 2")
     bad(tmp_path, patched(WORKED, demand=[]), "demand")
 
 

@@ -18,7 +18,7 @@ GOOD = {"problem": "spectra", "format": 1, "name": "t", "demand": [[0, 1], [1, 0
 
 
 @pytest.mark.parametrize("patch, field", [
-    ({"demand": [[0, 1, 2], [1, 0, 2]]}, "demand[0]"),   # non-square: row 0 has 3 entries
+    ({"demand": [[0, 1, 2], [1, 0, 2]]}, "demand"),      # non-square
     ({"demand": [[0, -1], [1, 0]]}, "demand"),           # negative
     ({"demand": [[0, 1], [1]]}, "demand[1]"),            # ragged
     ({"demand": [[0, "a"], [1, 0]]}, "demand"),          # non-numeric

@@ -212,6 +212,10 @@ def directconnect(inst, topology: str = "genkautz", backend: str = "auto") -> A2
 
 def _round_chunks(ps, total: float, chunk: float) -> list:
     """Split a flow over its LP paths in whole chunks (largest remainder), sizes summing to total."""
+    if total < 1e-6 * chunk:
+        # far under one chunk: chunk - (chunk - total) would round the flow away, so it goes
+        # whole on its main LP path (flows this small only come from odd files, e.g. 1e-320)
+        return [(tuple(ps[int(np.argmax([a for _, a in ps]))][0]), float(total))]
     nch = max(1, int(np.ceil(total / chunk - 1e-9)))
     share = np.asarray([a for _, a in ps]) / sum(a for _, a in ps) * nch
     base = np.floor(share).astype(int)

@@ -16,11 +16,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from instances.errors import InstanceError, as_matrix, require, short
+from instances.errors import InstanceError, as_matrix, number, obj, require, seq, text
+from instances.limits import guard
 
 COVER_TOL = 1e-9  # spec section 6.6: coverage checks
 SUPPORT_EPS = 1e-12  # entries <= SUPPORT_EPS * max(D) are zero (spec 2.2.3), for every method
-MAX_SWITCHES = 1_000_000
+# s is the number of uplinks of every ToR (spec 1.1); the paper evaluates a handful. Every
+# switch gets at least one configuration (Equalize spreads the load over all s) and Equalize
+# costs O(s) per split, so a schedule's size and work grow with s and s^2: 10^4 switches take
+# about a second, 10^6 hours. More switches than that is not a fabric: refused, not clamped.
+MAX_SWITCHES = 10_000
+# Memory of a solve per demand entry: the parsed rows, D, its effective/support copies and
+# the methods' n x n work arrays (measured about 90 bytes per entry at n = 300..600).
+DEMAND_BYTES_PER_ENTRY = 96
 
 
 def support(D: np.ndarray) -> np.ndarray:
@@ -57,23 +65,20 @@ class SpectraInstance:
     problem = "spectra"
 
     def __post_init__(self):
+        if isinstance(self.demand, list):
+            _check_rows(self.demand)
+        else:
+            n = len(self.demand)
+            guard("demand", DEMAND_BYTES_PER_ENTRY * n * n, f"a {n} x {n} demand matrix")
         self.demand = as_matrix("demand", self.demand)
         if self.demand.shape[0] == 0:
             raise InstanceError("demand", "must have at least one row")
-        if isinstance(self.switches, bool) or not isinstance(self.switches, (int, float)) or \
-                not np.isfinite(self.switches) or int(self.switches) != self.switches:
-            raise InstanceError("switches", f"must be an integer, got {short(self.switches)}")
-        self.switches = int(self.switches)
-        if self.switches < 1:
-            raise InstanceError("switches", f"must be >= 1, got {self.switches}")
-        try:
-            self.delay = float(self.delay)
-        except (TypeError, ValueError, OverflowError):
-            raise InstanceError("delay", f"must be a finite number >= 0, got {short(self.delay)}")
-        if not np.isfinite(self.delay) or self.delay < 0:
-            raise InstanceError("delay", f"must be a finite number >= 0, got {short(self.delay)}")
+        self.switches = number("switches", self.switches, integer=True, lo=1)
         if self.switches > MAX_SWITCHES:
-            raise InstanceError("switches", f"must be <= {MAX_SWITCHES}, got {short(self.switches)}")
+            raise InstanceError("switches", f"must be <= {MAX_SWITCHES}, got {self.switches}: every "
+                                            f"switch gets a configuration and Equalize's work grows "
+                                            f"as s^2 (about {float(self.switches) ** 2:.0e} steps)")
+        self.delay = number("delay", self.delay, lo=0)
 
     @property
     def n(self) -> int:
@@ -81,9 +86,9 @@ class SpectraInstance:
 
     @classmethod
     def from_dict(cls, d: dict) -> "SpectraInstance":
-        return cls(demand=require(d, "demand", list), switches=require(d, "switches", (int, float)),
-                   delay=require(d, "delay", (int, float)), name=str(d.get("name", "spectra")),
-                   meta=dict(d.get("meta", {})))
+        return cls(demand=seq("demand", require(d, "demand")), switches=require(d, "switches"),
+                   delay=require(d, "delay"), name=text("name", d.get("name", "spectra")),
+                   meta=dict(obj("meta", d.get("meta", {}))))
 
     def to_dict(self) -> dict:
         d = {"problem": "spectra", "format": 1, "name": self.name,
@@ -91,6 +96,22 @@ class SpectraInstance:
         if self.meta:
             d["meta"] = self.meta
         return d
+
+
+def _check_rows(rows: list) -> None:
+    """The rows of a demand file: n lists of n entries (n from the row count, guarded before
+    any array is built); the entries themselves are checked by ``as_matrix``."""
+    n = len(rows)
+    guard("demand", DEMAND_BYTES_PER_ENTRY * n * n, f"a {n} x {n} demand matrix")
+    for i, row in enumerate(rows):
+        seq(f"demand[{i}]", row)
+    widths = {len(row) for row in rows}
+    if len(widths) == 1 and n not in widths:            # rectangular: the matrix is at fault
+        raise InstanceError("demand", f"must be square, got {n}x{widths.pop()}")
+    for i, row in enumerate(rows):
+        if len(row) != n:                               # ragged: name the first short/long row
+            raise InstanceError(f"demand[{i}]", f"has {len(row)} entries, expected {n} "
+                                                f"(the matrix must be square, {n} rows)")
 
 
 @dataclass

@@ -85,6 +85,19 @@ def milp_applicable(inst: SpectraInstance, cfg: RunConfig) -> str | None:
     return None
 
 
+def split_applicable(inst: SpectraInstance, cfg: RunConfig) -> str | None:
+    """The Baselines' split holds s dense n x n sub-matrices (8 s n^2 bytes): declined over the
+    memory limit (s = 10^4 switches at n = 1000 would be 75 GiB)."""
+    from instances.limits import GIB, max_bytes
+
+    need = 8.0 * inst.switches * inst.n ** 2
+    if need > max_bytes():
+        return (f"the split into s = {inst.switches} dense {inst.n} x {inst.n} sub-matrices would "
+                f"need about {need / GIB:.3g} GiB, over the {max_bytes() / GIB:.3g} GiB limit "
+                f"(--max-memory GIB)")
+    return None
+
+
 def run_eclipse(inst: SpectraInstance, cfg: RunConfig) -> MethodOutput:
     """Spectra (Eclipse): Eclipse decomposition (spec 2.6.2), then LPT + Equalize."""
     search = cfg.option("alpha_search", "quantile")
@@ -185,11 +198,12 @@ register_problem(Problem(
                "alpha_search=quantile|exhaustive quantiles=64 equalize=1 merge_identical=0|1"),
         Method("baseline", "heuristic", run_baseline,
                "Baseline: greedy LESS-style sparsity+balance split into s sub-matrices, "
-               "Decompose each on its own switch (spec 2.6.3)", "edge_mode=supp|srem"),
+               "Decompose each on its own switch (spec 2.6.3)", "edge_mode=supp|srem",
+               applicable=split_applicable),
         Method("baseline-milp", "model", run_baseline_milp,
                "Baseline with the exact min-nonzeros split MILP (spec 2.6.3, not in the paper; "
                "60 s default limit, greedy split as MIP start)",
-               "split_eps=0 start=1 edge_mode=supp|srem"),
+               "split_eps=0 start=1 edge_mode=supp|srem", applicable=split_applicable),
         Method("milp", "model", run_milp,
                "exact min-makespan MILP with T slots/switch (spec 3.7, not in the paper), "
                "MIP start from Spectra",

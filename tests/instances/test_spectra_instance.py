@@ -20,9 +20,9 @@ GOOD = {"problem": "spectra", "format": 1, "name": "t", "demand": [[0, 1], [1, 0
 @pytest.mark.parametrize("patch, field", [
     ({"demand": [[0, 1, 2], [1, 0, 2]]}, "demand"),      # non-square
     ({"demand": [[0, -1], [1, 0]]}, "demand"),           # negative
-    ({"demand": [[0, 1], [1]]}, "demand"),               # ragged
+    ({"demand": [[0, 1], [1]]}, "demand[1]"),            # ragged
     ({"demand": [[0, "a"], [1, 0]]}, "demand"),          # non-numeric
-    ({"demand": [1, 2]}, "demand"),                      # 1-D
+    ({"demand": [1, 2]}, "demand[0]"),                   # 1-D: a row is a number
     ({"switches": 0}, "switches"),
     ({"switches": 1.5}, "switches"),
     ({"switches": "2"}, "switches"),

@@ -3,12 +3,20 @@
 Each finished task is appended to the CSV at once (flushed and fsynced), so an
 interrupted batch loses nothing finished; a rerun skips every (instance, method) pair
 already in the CSV with a solution, and retries the ones that ended in ``error``.
+
+Ctrl-C stops the batch: running tasks are abandoned (their workers killed; in-process the
+solve is interrupted) and never written, so the rerun does them again. Local worker
+processes ignore Ctrl-C (the parent stops them) and die with their parent, even by
+``kill -9`` and mid-solve (:func:`_worker_init`).
 """
 from __future__ import annotations
 
 import csv
 import os
+import signal
 import sys
+import threading
+import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +27,7 @@ from toolkit.io import write_text_atomic
 from toolkit.registry import RunConfig, problem
 from toolkit.run import CORE_FIELDS, NotApplicable, check_applicable, resolve_method, run_task
 
-RETRY_STATUSES = ("error",)
+RETRY_STATUSES = ("error", "interrupted")
 
 
 def instance_files(paths) -> list[Path]:
@@ -156,14 +164,16 @@ def run_batch(paths, methods, cfg: RunConfig, out: str | Path, workers: int = 1,
         if scheduler:
             _run_dask(tasks, cfg, scheduler, collect)
         elif workers > 1 and len(tasks) > 1:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
+            pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init,
+                                       initargs=(os.getpid(),))
+            try:
                 futs = [pool.submit(_task, d, s, m, cfg) for d, s, m in tasks]
-                try:
-                    for f in as_completed(futs):
-                        collect(f.result())
-                except KeyboardInterrupt:
-                    pool.shutdown(cancel_futures=True)
-                    raise
+                for f in as_completed(futs):
+                    collect(f.result())
+            except BaseException:       # Ctrl-C (or a failure here): stop, do not wait
+                _kill_pool(pool)
+                raise
+            pool.shutdown()
         else:
             for d, s, m in tasks:
                 collect(_task(d, s, m, cfg))
@@ -172,6 +182,60 @@ def run_batch(paths, methods, cfg: RunConfig, out: str | Path, workers: int = 1,
     by_key = {(r["instance"], r["method"]): r for r in sink.rows}
     report.rows = [by_key[k] for k in report.keys if k in by_key]
     return report
+
+
+def _worker_init(parent: int) -> None:
+    """In each local worker: leave Ctrl-C to the parent, and die with it.
+
+    Linux: the kernel sends SIGKILL when the parent dies (``PR_SET_PDEATHSIG``), whatever
+    the worker is doing. Elsewhere, and as a second line, a thread checks once a second
+    whether the worker was orphaned (its parent process changed or ``parent`` is gone).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ppid = os.getppid()
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)          # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if _orphaned(ppid, parent):     # the parent died before prctl took effect
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(ppid, parent), daemon=True,
+                     name="watch-parent").start()
+
+
+def _orphaned(ppid: int, parent: int) -> bool:
+    if os.getppid() != ppid:
+        return True
+    try:
+        os.kill(parent, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass
+    return False
+
+
+def _watch_parent(ppid: int, parent: int) -> None:
+    while not _orphaned(ppid, parent):
+        time.sleep(1.0)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _kill_pool(pool: ProcessPoolExecutor) -> None:
+    """Stop a process pool now: cancel queued tasks, kill the workers, reap them."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        try:
+            p.kill()
+        except (OSError, ValueError):
+            pass
+    for p in procs:
+        p.join(5)
 
 
 def _run_dask(tasks, cfg, address, collect):

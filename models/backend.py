@@ -326,13 +326,15 @@ def _solve_gurobi(model, params, start_items, log, iis_path) -> Result:
                       runtime_s=time.perf_counter() - t0)
     runtime = time.perf_counter() - t0
     st = model.Status
-    if st == GRB.INTERRUPTED:   # Ctrl-C, caught by us or (before the first callback) by Gurobi
-        interrupt.request()
-    if st == GRB.INF_OR_UNBD and not interrupt.requested():  # disambiguate
+    if st == GRB.INF_OR_UNBD:  # disambiguate
         model.setParam("DualReductions", 0)
-        model.optimize()
+        armed.clear()
+        with interrupt.catch_sigint():
+            model.optimize(on_solution)
         st = model.Status
         model.setParam("DualReductions", 1)
+    if st == GRB.INTERRUPTED:   # Ctrl-C, caught by us or (before the first callback) by Gurobi
+        interrupt.request()
     has_sol = model.SolCount > 0
     res = Result(_gurobi_status(st, has_sol), runtime_s=runtime, incumbents=incumbents)
     if has_sol and res.status in ("optimal", "feasible", "interrupted"):

@@ -60,16 +60,25 @@ def _no_leftovers():
     _STARTED.clear()
 
 
+def _default_sigint():
+    # a runner started in the background may pass SIGINT on ignored: Python then keeps
+    # ignoring it, as a user's `nohup` run should; these tests need a terminal's Ctrl-C
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(*args, cwd) -> subprocess.Popen:
+    """solve.py in its own process group (signal the group for a terminal's Ctrl-C)."""
     proc = subprocess.Popen([sys.executable, str(ROOT / "solve.py"), *map(str, args)], cwd=cwd,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, preexec_fn=_default_sigint)
     _STARTED.append(psutil.Process(proc.pid))
     return proc
 
 
 def _workers(proc: subprocess.Popen) -> list[int]:
+    """The pids of ``proc``'s descendants (killed at teardown should they outlive it)."""
     kids = psutil.Process(proc.pid).children(recursive=True)
-    _STARTED.extend(kids)
+    _STARTED.extend(k for k in kids if k not in _STARTED)
     return [k.pid for k in kids]
 
 
@@ -238,8 +247,47 @@ def test_kill_9_of_batch_parent_leaves_no_worker(tmp_path):
     assert _gone(workers, 10.0) == [], "workers outlived their parent"
 
 
+NESTED = """
+import os, sys, time
+from concurrent.futures import ProcessPoolExecutor
+sys.path.insert(0, sys.argv[1])
+from toolkit.batch import _worker_init
+
+def inner():
+    time.sleep(60)
+
+def task():                     # a method with its own process pool, inside a batch worker
+    with ProcessPoolExecutor(1) as pool:
+        pool.submit(inner).result()
+
+if __name__ == "__main__":
+    with ProcessPoolExecutor(1, initializer=_worker_init, initargs=(os.getpid(),)) as pool:
+        pool.submit(task).result()
+"""
+
+
+def test_kill_9_leaves_no_grandchild_of_a_method_pool(tmp_path):
+    script = tmp_path / "nested.py"
+    script.write_text(NESTED)
+    proc = subprocess.Popen([sys.executable, str(script), str(ROOT)], cwd=tmp_path)
+    _STARTED.append(psutil.Process(proc.pid))
+    tree: list[int] = []
+
+    def grandchild():
+        tree[:] = _workers(proc)
+        return any(psutil.Process(p).ppid() != proc.pid for p in tree)
+
+    _wait_for(grandchild, proc, timeout=30, what="the nested pool")
+    proc.kill()
+    proc.wait(timeout=10)
+    assert _gone(tree, 10.0) == [], "a process of the worker's own pool outlived the batch"
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_sigint_during_batch_keeps_csv_whole_and_resumable(tmp_path, workers):
+    """workers=1: SIGINT to the process (in-process solve interrupted); workers=2: to its
+    process group, as a terminal's Ctrl-C (workers get it too and must leave it to the
+    parent, which kills them)."""
     d, logs, out = _batch_dir(tmp_path), tmp_path / "logs", tmp_path / "runs.csv"
     args = ["batch", d, "--methods", "spectra,milp", "--workers", workers, "--backend", "highs",
             "--out", out, "--log-dir", logs, "--no-progress"]
@@ -247,7 +295,10 @@ def test_sigint_during_batch_keeps_csv_whole_and_resumable(tmp_path, workers):
     busy = ["a.milp.log", "b.milp.log"][:workers]
     _wait_for(lambda: all(_in_bnb(logs / f) for f in busy), proc, what="the MILPs running")
     kids = _workers(proc)
-    proc.send_signal(signal.SIGINT)
+    if workers == 1:
+        proc.send_signal(signal.SIGINT)
+    else:
+        os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=20)
     assert proc.returncode == 130, err
     assert "rerun the same command to resume" in err and "Traceback" not in err

@@ -188,23 +188,32 @@ def _worker_init(parent: int) -> None:
     """In each local worker: leave Ctrl-C to the parent, and die with it.
 
     Linux: the kernel sends SIGKILL when the parent dies (``PR_SET_PDEATHSIG``), whatever
-    the worker is doing. Elsewhere, and as a second line, a thread checks once a second
+    the worker is doing, and the same holds for processes the worker forks (a method's own
+    process pool) with respect to the worker. Elsewhere a thread checks once a second
     whether the worker was orphaned (its parent process changed or ``parent`` is gone).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     ppid = os.getppid()
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, signal.SIGKILL, 0, 0, 0)          # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
+    linux = _kill_me_with_parent()
     if _orphaned(ppid, parent):     # the parent died before prctl took effect
         os._exit(1)
-    threading.Thread(target=_watch_parent, args=(ppid, parent), daemon=True,
-                     name="watch-parent").start()
+    if linux:
+        os.register_at_fork(after_in_child=_kill_me_with_parent)
+    else:
+        threading.Thread(target=_watch_parent, args=(ppid, parent), daemon=True,
+                         name="watch-parent").start()
+
+
+def _kill_me_with_parent() -> bool:
+    """Ask Linux to SIGKILL this process when its parent dies; False where it cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0) == 0   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return False
 
 
 def _orphaned(ppid: int, parent: int) -> bool:

@@ -254,8 +254,12 @@ def _run_dask(tasks, cfg, address, collect):
         raise RuntimeError("--scheduler needs the 'distributed' extra: pip install -e '.[distributed]'")
     with Client(address, timeout="30s") as client:
         futs = [client.submit(_task, d, s, m, cfg, pure=False) for d, s, m in tasks]
-        for f in dask_completed(futs):
-            collect(f.result())
+        try:
+            for f in dask_completed(futs):
+                collect(f.result())
+        except KeyboardInterrupt:       # Ctrl-C: queued tasks are not started
+            client.cancel(futs)
+            raise
 
 
 def _bar(total, enabled):

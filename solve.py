@@ -173,38 +173,32 @@ def cmd_solve(args) -> int:
 
     cfg = _config(args)
     code, recs = EXIT_OK, []
-    try:
-        for i, f in enumerate(args.files):
-            stop = False
-            try:
-                data = instances.read_json(f)
-                if args.out:
-                    cfg.iis_path = str(Path(args.out) / f"{Path(f).stem}.iis.ilp")
-                rec = run_task(data, f, args.method, cfg, want_solution=bool(args.out))
-            except (InstanceError, NotApplicable) as exc:
-                _note(f"error: {exc}")
-                code = EXIT_BAD_INPUT
-                continue
-            except Interrupted as exc:      # Ctrl-C: print its record, start no further file
-                rec, stop = exc.record, True
-                _interrupted_note(exc, len(args.files) - i - 1)
-            recs.append(rec)
-            if failed(rec) and not stop:
-                _note(f"failure: {f} [{rec['method']}]: status {rec['status']}"
-                      + (f": {rec['message']}" if rec.get("message") else ""))
-                code = max(code, EXIT_FAIL) if code != EXIT_BAD_INPUT else code
-            if args.out and rec.get("solution") is not None:
-                path = Path(args.out) / f"{Path(f).stem}.{rec['method']}.json"
-                write_text_atomic(path, json.dumps(rec, indent=1, default=_json_default) + "\n")
-            if args.format == "json":
-                print_records([rec], "json")
-                sys.stdout.flush()
-            if stop:
-                code = EXIT_INTERRUPTED
-                break
-    except KeyboardInterrupt:           # outside a run (reading a file, checking, writing)
-        _note(f"interrupted (Ctrl-C); {len(recs)} finished record(s) printed")
-        code = EXIT_INTERRUPTED
+    for i, f in enumerate(args.files):
+        try:
+            data = instances.read_json(f)
+            if args.out:
+                cfg.iis_path = str(Path(args.out) / f"{Path(f).stem}.iis.ilp")
+            rec = run_task(data, f, args.method, cfg, want_solution=bool(args.out))
+        except (InstanceError, NotApplicable) as exc:
+            _note(f"error: {exc}")
+            code = EXIT_BAD_INPUT
+            continue
+        except Interrupted as exc:      # Ctrl-C: print its record, start no further file
+            rec, code = exc.record, EXIT_INTERRUPTED
+            _interrupted_note(exc, len(args.files) - i - 1)
+        recs.append(rec)
+        if failed(rec) and code != EXIT_INTERRUPTED:
+            _note(f"failure: {f} [{rec['method']}]: status {rec['status']}"
+                  + (f": {rec['message']}" if rec.get("message") else ""))
+            code = max(code, EXIT_FAIL) if code != EXIT_BAD_INPUT else code
+        if args.out and rec.get("solution") is not None:
+            path = Path(args.out) / f"{Path(f).stem}.{rec['method']}.json"
+            write_text_atomic(path, json.dumps(rec, indent=1, default=_json_default) + "\n")
+        if args.format == "json":
+            print_records([rec], "json")
+            sys.stdout.flush()
+        if code == EXIT_INTERRUPTED:
+            break
     if args.format == "table":
         print_by_problem(recs)
     elif args.format == "csv":

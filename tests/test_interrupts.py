@@ -9,6 +9,7 @@ before it signals, so the signal lands inside the solve.
 """
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -217,7 +218,7 @@ def test_solve_command_prints_the_interrupted_record_and_stops(monkeypatch, tmp_
     capsys.readouterr()
     assert cli.main(["solve", str(a), str(b), "--method", "ctrlc", "--format", "csv"]) == 130
     out, err = capsys.readouterr()
-    df = pd.read_csv(__import__("io").StringIO(out))
+    df = pd.read_csv(io.StringIO(out))
     assert list(df["status"]) == ["interrupted"] and df["name"][0].endswith("seed1")
     assert "1 more run(s) not started" in err
 

@@ -9,7 +9,8 @@
     python solve.py reproduce TARGET [--quick]
 
 Exit codes: 0 ok, 2 bad input (the message names the file and field), 1 solver or
-internal failure (including a solution the checker rejects).
+internal failure (including a solution the checker rejects), 130 interrupted (Ctrl-C: the
+interrupted run's record is printed with status ``interrupted``; no further run starts).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import math
 import sys
 from pathlib import Path
 
-EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 TABLE_COLS = ("name", "method", "backend", "status", "objective", "bound", "gap", "runtime_s",
               "verified")
 
@@ -232,11 +233,11 @@ def cmd_solve(args) -> int:
     import instances
     from instances.errors import InstanceError
     from toolkit.io import write_text_atomic
-    from toolkit.run import NotApplicable, failed, run_task
+    from toolkit.run import Interrupted, NotApplicable, failed, run_task
 
     cfg = _config(args)
     code, recs = EXIT_OK, []
-    for f in args.files:
+    for i, f in enumerate(args.files):
         try:
             data = instances.read_json(f)
             if args.out:
@@ -246,8 +247,11 @@ def cmd_solve(args) -> int:
             _note(f"error: {exc}")
             code = EXIT_BAD_INPUT
             continue
+        except Interrupted as exc:      # Ctrl-C: print its record, start no further file
+            rec, code = exc.record, EXIT_INTERRUPTED
+            _interrupted_note(exc, len(args.files) - i - 1)
         recs.append(rec)
-        if failed(rec):
+        if failed(rec) and code != EXIT_INTERRUPTED:
             _note(f"failure: {f} [{rec['method']}]: status {rec['status']}"
                   + (f": {rec['message']}" if rec.get("message") else ""))
             code = max(code, EXIT_FAIL) if code != EXIT_BAD_INPUT else code
@@ -258,11 +262,20 @@ def cmd_solve(args) -> int:
         if args.format == "json":
             print_records([rec], "json")
             OUT.flush()
+        if code == EXIT_INTERRUPTED:
+            break
     if args.format == "table":
         print_by_problem(recs)
     elif args.format == "csv":
         print_records(recs, args.format, _metric_cols(recs))
     return code
+
+
+def _interrupted_note(exc, n_left: int) -> None:
+    rec = exc.record
+    _note(f"interrupted: {rec['instance']} [{rec['method']}] stopped by Ctrl-C after "
+          f"{rec['runtime_s']:.3g} s; its record is printed with status 'interrupted'"
+          + (f"; {n_left} more run(s) not started" if n_left else ""))
 
 
 def cmd_batch(args) -> int:
@@ -305,19 +318,25 @@ def _method_list(text: str) -> list[str]:
 def cmd_gap(args) -> int:
     import instances
     from instances.errors import InstanceError
-    from toolkit.run import NotApplicable, failed, run_task
+    from toolkit.run import Interrupted, NotApplicable, failed, run_task
 
     cfg = _config(args)
     methods = _method_list(args.methods)
     code, rows = EXIT_OK, []
-    for f in args.files:
+    for i, f in enumerate(args.files):
+        recs = []
         try:
             data = instances.read_json(f)
-            recs = [run_task(data, f, m, cfg) for m in methods]
+            for m in methods:
+                recs.append(run_task(data, f, m, cfg))
         except (InstanceError, NotApplicable) as exc:
             _note(f"error: {exc}")
             code = EXIT_BAD_INPUT
             continue
+        except Interrupted as exc:      # Ctrl-C: report what ran, start nothing more
+            recs.append(exc.record)
+            code = EXIT_INTERRUPTED
+            _interrupted_note(exc, (len(args.files) - i) * len(methods) - len(recs))
         objs = [r["objective"] for r in recs if r.get("verified") and r["objective"] is not None]
         # only bounds valid for the instance: a method's own bound may hold for its model alone
         bounds = [r["problem_bound"] for r in recs if r.get("problem_bound") is not None]
@@ -327,9 +346,11 @@ def cmd_gap(args) -> int:
             o = r["objective"]
             r["vs_best"] = (o - best_obj) / best_obj if o is not None and best_obj else None
             r["vs_best_bound"] = (o - best_bound) / o if o and best_bound is not None else None
-            if failed(r):
-                code = max(code, EXIT_FAIL) if code != EXIT_BAD_INPUT else code
+            if failed(r) and code not in (EXIT_BAD_INPUT, EXIT_INTERRUPTED):
+                code = EXIT_FAIL
         rows.extend(recs)
+        if code == EXIT_INTERRUPTED:
+            break
     cols = ["best_objective", "best_bound", "vs_best", "vs_best_bound"]
     print_records(rows, args.format, cols)
     if args.out:
@@ -451,8 +472,10 @@ def main(argv=None, out_stream=None) -> int:
         _note(f"error: {exc}")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        _note("interrupted; finished results are saved")
-        return 130
+        _note(f"interrupted (Ctrl-C) during `{args.cmd}`"
+              + ("; finished rows are in the CSV: rerun the same command to resume"
+                 if args.cmd == "batch" else ""))
+        return EXIT_INTERRUPTED
 
 
 def cli() -> None:

@@ -25,7 +25,10 @@ import numpy as np
 import gurobipy as gp
 from gurobipy import GRB
 
-STATUSES = ("optimal", "feasible", "infeasible", "unbounded", "time_limit_no_solution", "error")
+from models import interrupt
+
+STATUSES = ("optimal", "feasible", "infeasible", "unbounded", "time_limit_no_solution", "error",
+            "interrupted")
 BACKENDS = ("auto", "gurobi", "highs")
 SIZE_LIMIT = 2000  # pip (size-limited) licence: variables and constraints
 _ERR_SIZE_LIMIT = 10010
@@ -229,8 +232,12 @@ def solve(model: gp.Model, backend: str = "auto", time_limit: float | None = Non
     ``start`` is a (possibly partial) MIP start ``{var: value}``; ``log`` a log file path;
     ``params`` extra Gurobi parameters (mapped to HiGHS options where one exists, else
     reported in ``message``). Infeasible models are reported as such; with Gurobi an IIS
-    is written to ``iis_path`` when given.
+    is written to ``iis_path`` when given. A Ctrl-C stops the solve with status
+    ``interrupted`` (the incumbent kept); after it, solves raise KeyboardInterrupt
+    (models.interrupt).
     """
+    if interrupt.requested():
+        raise KeyboardInterrupt("interrupted before this solve started")
     params = dict(params or {})
     if time_limit is not None:
         params["TimeLimit"] = time_limit
@@ -296,14 +303,21 @@ def _solve_gurobi(model, params, start_items, log, iis_path) -> Result:
         for v, val in start_items:
             v.Start = val
     incumbents: list[tuple[float, float]] = []
+    armed = []
 
     def on_solution(m, where):
+        if not armed:               # Gurobi has put its own SIGINT handler in place
+            interrupt.rearm()
+            armed.append(True)
+        if interrupt.requested():
+            m.terminate()
         if where == GRB.Callback.MIPSOL:
             incumbents.append((m.cbGet(GRB.Callback.RUNTIME), m.cbGet(GRB.Callback.MIPSOL_OBJ)))
 
     t0 = time.perf_counter()
     try:
-        model.optimize(on_solution)
+        with interrupt.catch_sigint():
+            model.optimize(on_solution)
     except gp.GurobiError as exc:
         if exc.errno == _ERR_SIZE_LIMIT:
             _LICENCE_SIZE_LIMITED = True
@@ -314,15 +328,20 @@ def _solve_gurobi(model, params, start_items, log, iis_path) -> Result:
     st = model.Status
     if st == GRB.INF_OR_UNBD:  # disambiguate
         model.setParam("DualReductions", 0)
-        model.optimize()
+        armed.clear()
+        with interrupt.catch_sigint():
+            model.optimize(on_solution)
         st = model.Status
         model.setParam("DualReductions", 1)
+    if st == GRB.INTERRUPTED:   # Ctrl-C, caught by us or (before the first callback) by Gurobi
+        interrupt.request()
     has_sol = model.SolCount > 0
     res = Result(_gurobi_status(st, has_sol), runtime_s=runtime, incumbents=incumbents)
-    if has_sol and res.status in ("optimal", "feasible"):
+    if has_sol and res.status in ("optimal", "feasible", "interrupted"):
         res.x = np.array(model.getAttr("X", model.getVars()), dtype=float)
         res.objective = float(model.ObjVal)
-        res.bound = float(model.ObjBound) if model.IsMIP else float(model.ObjVal)
+        res.bound = (float(model.ObjBound) if model.IsMIP else
+                     None if res.status == "interrupted" else float(model.ObjVal))
         if model.IsMIP:
             res.gap = float(model.MIPGap)
     if res.status == "infeasible":
@@ -337,7 +356,15 @@ def _solve_gurobi(model, params, start_items, log, iis_path) -> Result:
                 res.message += f"; IIS failed: {exc}"
     elif res.status == "error":
         res.message = f"Gurobi status {st}"
+    elif res.status == "interrupted":
+        res.message = interrupted_message(runtime, has_sol)
     return res
+
+
+def interrupted_message(runtime: float, has_sol: bool) -> str:
+    return (f"interrupted (Ctrl-C) after {runtime:.3g} s: "
+            + ("the solution and bound are the solver's at that point" if has_sol
+               else "no solution yet"))
 
 
 def _gurobi_status(st: int, has_sol: bool) -> str:
@@ -347,7 +374,9 @@ def _gurobi_status(st: int, has_sol: bool) -> str:
         return "infeasible"
     if st == GRB.UNBOUNDED:
         return "unbounded"
-    if st in (GRB.TIME_LIMIT, GRB.NODE_LIMIT, GRB.SOLUTION_LIMIT, GRB.INTERRUPTED,
+    if st == GRB.INTERRUPTED:
+        return "interrupted"
+    if st in (GRB.TIME_LIMIT, GRB.NODE_LIMIT, GRB.SOLUTION_LIMIT,
               GRB.ITERATION_LIMIT, GRB.SUBOPTIMAL, GRB.USER_OBJ_LIMIT, GRB.WORK_LIMIT,
               GRB.MEM_LIMIT):
         return "feasible" if has_sol else "time_limit_no_solution"

@@ -13,7 +13,8 @@ import scipy.sparse as sp
 
 import gurobipy as gp
 
-from models.backend import HIGHS_PARAM_MAP, BackendError, Result
+from models import interrupt
+from models.backend import HIGHS_PARAM_MAP, BackendError, Result, interrupted_message
 
 _INF = 1e30  # |bound| >= this is infinite for HiGHS
 
@@ -87,14 +88,23 @@ def solve_highs(model, params, start_items, log) -> Result:
     if is_mip:                  # the incumbent trajectory (the MIP start counts if accepted)
         h.cbMipImprovingSolution.subscribe(lambda e: incumbents.append(
             (time.perf_counter() - t0, float(e.data_out.objective_function_value))))
+    def stop(e):                # Ctrl-C (models.interrupt)
+        if interrupt.requested():
+            e.interrupt()
+
+    for cb in (h.cbSimplexInterrupt, h.cbIpmInterrupt, h.cbMipInterrupt):
+        cb.subscribe(stop)
     t0 = time.perf_counter()
-    h.run()
+    with interrupt.catch_sigint():
+        h.run()
     runtime = time.perf_counter() - t0
     ms = h.getModelStatus()
     info = h.getInfo()
     has_sol = info.primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible
     S = highspy.HighsModelStatus
-    if ms == S.kOptimal:
+    if ms in (S.kInterrupt, S.kHighsInterrupt) and interrupt.requested():
+        status = "interrupted"
+    elif ms == S.kOptimal:
         status = "optimal"
     elif ms == S.kInfeasible:
         status = "infeasible"
@@ -110,7 +120,7 @@ def solve_highs(model, params, start_items, log) -> Result:
     else:
         status = "error"
     res = Result(status, runtime_s=runtime, incumbents=incumbents)
-    if has_sol and status in ("optimal", "feasible"):
+    if has_sol and status in ("optimal", "feasible", "interrupted"):
         res.x = np.array(h.getSolution().col_value, dtype=float) if n else np.zeros(0)
         res.objective = float(info.objective_function_value) if n else mx["offset"]
         if is_mip:
@@ -118,12 +128,14 @@ def solve_highs(model, params, start_items, log) -> Result:
             if status == "optimal" and not math.isfinite(res.bound):
                 res.bound = res.objective
             res.gap = float(info.mip_gap) if math.isfinite(info.mip_gap) else None
-        else:
+        elif status != "interrupted":
             res.bound = res.objective
     if status == "infeasible":
         res.message = "model is infeasible (HiGHS; no IIS file: use --backend gurobi on a small model)"
     elif status == "error":
         res.message = f"HiGHS model status {h.modelStatusToString(ms)}"
+    elif status == "interrupted":
+        res.message = interrupted_message(runtime, has_sol)
     if ignored:
         res.message = (res.message + "; " if res.message else "") + \
             "no HiGHS equivalent, ignored: " + ", ".join(ignored)

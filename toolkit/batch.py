@@ -3,12 +3,20 @@
 Each finished task is appended to the CSV at once (flushed and fsynced), so an
 interrupted batch loses nothing finished; a rerun skips every (instance, method) pair
 already in the CSV with a solution, and retries the ones that ended in ``error``.
+
+Ctrl-C stops the batch: running tasks are abandoned (their workers killed; in-process the
+solve is interrupted) and never written, so the rerun does them again. Local worker
+processes ignore Ctrl-C (the parent stops them) and die with their parent, even by
+``kill -9`` and mid-solve (:func:`_worker_init`).
 """
 from __future__ import annotations
 
 import csv
 import os
+import signal
 import sys
+import threading
+import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +27,7 @@ from toolkit.io import write_text_atomic
 from toolkit.registry import RunConfig, problem
 from toolkit.run import CORE_FIELDS, NotApplicable, check_applicable, resolve_method, run_task
 
-RETRY_STATUSES = ("error",)
+RETRY_STATUSES = ("error", "interrupted")
 
 
 def instance_files(paths) -> list[Path]:
@@ -156,14 +164,16 @@ def run_batch(paths, methods, cfg: RunConfig, out: str | Path, workers: int = 1,
         if scheduler:
             _run_dask(tasks, cfg, scheduler, collect)
         elif workers > 1 and len(tasks) > 1:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
+            pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init,
+                                       initargs=(os.getpid(),))
+            try:
                 futs = [pool.submit(_task, d, s, m, cfg) for d, s, m in tasks]
-                try:
-                    for f in as_completed(futs):
-                        collect(f.result())
-                except KeyboardInterrupt:
-                    pool.shutdown(cancel_futures=True)
-                    raise
+                for f in as_completed(futs):
+                    collect(f.result())
+            except BaseException:       # Ctrl-C (or a failure here): stop, do not wait
+                _kill_pool(pool)
+                raise
+            pool.shutdown()
         else:
             for d, s, m in tasks:
                 collect(_task(d, s, m, cfg))
@@ -174,6 +184,69 @@ def run_batch(paths, methods, cfg: RunConfig, out: str | Path, workers: int = 1,
     return report
 
 
+def _worker_init(parent: int) -> None:
+    """In each local worker: leave Ctrl-C to the parent, and die with it.
+
+    Linux: the kernel sends SIGKILL when the parent dies (``PR_SET_PDEATHSIG``), whatever
+    the worker is doing, and the same holds for processes the worker forks (a method's own
+    process pool) with respect to the worker. Elsewhere a thread checks once a second
+    whether the worker was orphaned (its parent process changed or ``parent`` is gone).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ppid = os.getppid()
+    linux = _kill_me_with_parent()
+    if _orphaned(ppid, parent):     # the parent died before prctl took effect
+        os._exit(1)
+    if linux:
+        os.register_at_fork(after_in_child=_kill_me_with_parent)
+    else:
+        threading.Thread(target=_watch_parent, args=(ppid, parent), daemon=True,
+                         name="watch-parent").start()
+
+
+def _kill_me_with_parent() -> bool:
+    """Ask Linux to SIGKILL this process when its parent dies; False where it cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0) == 0   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return False
+
+
+def _orphaned(ppid: int, parent: int) -> bool:
+    if os.getppid() != ppid:
+        return True
+    try:
+        os.kill(parent, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass
+    return False
+
+
+def _watch_parent(ppid: int, parent: int) -> None:
+    while not _orphaned(ppid, parent):
+        time.sleep(1.0)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _kill_pool(pool: ProcessPoolExecutor) -> None:
+    """Stop a process pool now: cancel queued tasks, kill the workers, reap them."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        try:
+            p.kill()
+        except (OSError, ValueError):
+            pass
+    for p in procs:
+        p.join(5)
+
+
 def _run_dask(tasks, cfg, address, collect):
     try:
         from distributed import Client, as_completed as dask_completed
@@ -181,8 +254,12 @@ def _run_dask(tasks, cfg, address, collect):
         raise RuntimeError("--scheduler needs the 'distributed' extra: pip install -e '.[distributed]'")
     with Client(address, timeout="30s") as client:
         futs = [client.submit(_task, d, s, m, cfg, pure=False) for d, s, m in tasks]
-        for f in dask_completed(futs):
-            collect(f.result())
+        try:
+            for f in dask_completed(futs):
+                collect(f.result())
+        except KeyboardInterrupt:       # Ctrl-C: queued tasks are not started
+            client.cancel(futs)
+            raise
 
 
 def _bar(total, enabled):

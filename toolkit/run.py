@@ -10,6 +10,7 @@ import traceback
 
 import instances
 from instances.errors import InstanceError
+from models import interrupt
 from models.backend import relative_gap
 from toolkit.registry import OptionError, RunConfig, problem
 from toolkit.versions import versions_text
@@ -21,6 +22,19 @@ CORE_FIELDS = ("instance", "name", "problem", "method", "backend", "status", "ob
 
 class NotApplicable(ValueError):
     """The method declines this instance (e.g. an exact model far too large)."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a run; ``record`` is its record, status ``interrupted`` (with the
+    solver's incumbent, verified, when it had one)."""
+
+    def __init__(self, record: dict):
+        super().__init__(record)
+        self.record = record
+
+    def __str__(self):
+        return f"{self.record.get('instance')} [{self.record.get('method')}]: " \
+               f"{self.record.get('message')}"
 
 
 def resolve_method(prob, name: str | None):
@@ -43,7 +57,8 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
              want_solution: bool = False) -> dict:
     """Solve the instance ``data`` (a parsed file) with one method; return the record.
 
-    Raises InstanceError for bad input and NotApplicable when the method declines. With
+    Raises InstanceError for bad input and NotApplicable when the method declines, and
+    Interrupted (a KeyboardInterrupt carrying the record) after a Ctrl-C. With
     ``want_solution`` the record carries the solution as ``record["solution"]``.
     """
     inst = instances.from_dict(data, source)
@@ -66,13 +81,19 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
     rec.update(instance=source, name=inst.name, problem=prob.name, method=method.name,
                verified=False, message="", versions=versions_text())
     t0 = time.perf_counter()
+    interrupt.clear()
     try:
         out = method.run(inst, cfg)
     except OptionError as exc:          # bad --option values and combinations
         raise InstanceError("option", str(exc), source) from None
+    except KeyboardInterrupt:           # Ctrl-C in Python code, or a solve after one
+        rec["runtime_s"] = time.perf_counter() - t0
+        _interrupted(rec)
     except Exception as exc:  # noqa: BLE001 - a failing method must not kill a batch
         rec.update(status="error", runtime_s=time.perf_counter() - t0,
                    message=f"{type(exc).__name__}: {exc}")
+        if interrupt.requested():       # it failed on an interrupted solve's result
+            _interrupted(rec)
         rec["traceback"] = traceback.format_exc(limit=4)
         return rec
     rec["runtime_s"] = time.perf_counter() - t0
@@ -103,9 +124,27 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
         better = max if prob.sense == "min" else min
         rec["bound"] = analytic if rec["bound"] is None else better(rec["bound"], analytic)
     rec["gap"] = relative_gap(rec["objective"], rec["bound"])
+    if interrupt.requested() or rec["status"] == "interrupted":
+        _interrupted(rec)
     return rec
 
 
+def _interrupted(rec: dict):
+    """Stop on a Ctrl-C: the record (the user asked for it) says so and rides on Interrupted."""
+    interrupt.clear()
+    if rec["objective"] is None:
+        what = "no solution"
+    else:
+        what = "the solution is the best the method had then" + (
+            " (verified)" if rec["verified"] else "")
+    checker = rec["message"] if (rec["message"] or "").startswith("checker:") else ""
+    rec.update(status="interrupted", verified=bool(rec["verified"]), message="; ".join(filter(
+        None, [f"interrupted by the user (Ctrl-C) after {rec['runtime_s']:.3g} s: {what}",
+               checker])))
+    raise Interrupted(rec) from None
+
+
 def failed(rec: dict) -> bool:
-    """A record counts as a failure (exit 1) when it has no verified solution."""
+    """A record counts as a failure (exit 1) when it has no verified solution, or was
+    interrupted."""
     return not rec.get("verified") or rec.get("status") not in ("optimal", "feasible")

@@ -144,3 +144,23 @@ def assert_contract(code: int, out: str, err: str, path: Path) -> None:
     assert str(path) in lines[0], f"the error does not name the file: {lines[0]!r}"
     assert "field '" in lines[0] or "malformed JSON" in lines[0] or " declines instance " in lines[0], \
         f"the error does not name a field: {lines[0]!r}"
+
+
+def patched(base: dict, **fields) -> dict:
+    """A deep copy of ``base`` with top-level ``fields`` replaced."""
+    d = copy.deepcopy(base)
+    d.update(fields)
+    return d
+
+
+def expect_bad(tmp_path: Path, data, method: str, field: str, *words: str) -> str:
+    """Run the CLI on ``data``: exit 2 with one line naming the file and ``field`` (and each
+    of ``words``); returns that line."""
+    code, out, err, path = run_cli(tmp_path, data, method)
+    assert_contract(code, out, err, path)
+    assert code == 2, f"accepted: {out!r}"
+    line = err.strip()
+    assert f"field '{field}'" in line, line
+    for w in words:
+        assert w in line, line
+    return line

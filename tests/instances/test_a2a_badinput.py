@@ -13,7 +13,7 @@ from hypothesis import given
 from instances.a2a import (A2AInstance, A2AStrategy, BYTES_PER_PAIR, Group, Link, Phase,
                            check_strategy)
 from instances.a2a_workloads import generate
-from tests.fuzz import FUZZ, assert_contract, mutants, run_cli
+from tests.fuzz import FUZZ, assert_contract, expect_bad, mutants, patched, run_cli
 
 # two small valid instances: uniform traffic in T-units (k = 1), and a skewed matrix in bytes on
 # a physical link (k = 2)
@@ -22,22 +22,8 @@ UNIFORM = {"problem": "a2a", "format": 1, "name": "u6", "n": 6, "k": 1, "R": 3.0
 MATRIX = json.loads(json.dumps(generate("random", n=6, k=2, R=2e-5, size_mb=4.0, seed=3).to_dict()))
 
 
-def patched(base: dict, **fields) -> dict:
-    d = copy.deepcopy(base)
-    d.update(fields)
-    return d
-
-
 def bad(tmp_path, data, field: str, *words: str) -> str:
-    """Run the CLI on ``data``; exit 2, one line naming the file and ``field``; returns it."""
-    code, out, err, path = run_cli(tmp_path, data, "rdc")
-    assert_contract(code, out, err, path)
-    assert code == 2, f"accepted: {out!r}"
-    line = err.strip()
-    assert f"field '{field}'" in line, line
-    for w in words:
-        assert w in line, line
-    return line
+    return expect_bad(tmp_path, data, "rdc", field, *words)
 
 
 def test_valid_instances_still_solve(tmp_path):

@@ -11,29 +11,15 @@ import pytest
 from hypothesis import given
 
 from instances.spectra import MAX_SWITCHES
-from tests.fuzz import FUZZ, assert_contract, mutants, run_cli
+from tests.fuzz import FUZZ, assert_contract, expect_bad, mutants, patched, run_cli
 
 EXAMPLES = Path("instances/examples")
 WORKED = json.loads((EXAMPLES / "worked_example.json").read_text())
 TINY = json.loads((EXAMPLES / "tiny_random_n4_s2.json").read_text())
 
 
-def patched(base: dict, **fields) -> dict:
-    d = copy.deepcopy(base)
-    d.update(fields)
-    return d
-
-
 def bad(tmp_path, data, field: str, *words: str) -> str:
-    """Run the CLI on ``data``; exit 2, one line naming the file and ``field``; returns it."""
-    code, out, err, path = run_cli(tmp_path, data, "spectra")
-    assert_contract(code, out, err, path)
-    assert code == 2, f"accepted: {out!r}"
-    line = err.strip()
-    assert f"field '{field}'" in line, line
-    for w in words:
-        assert w in line, line
-    return line
+    return expect_bad(tmp_path, data, "spectra", field, *words)
 
 
 def test_valid_examples_still_solve(tmp_path):

@@ -59,3 +59,11 @@ def main(run, doc: str) -> None:
     a = ap.parse_args()
     for p in run(a.quick, Path(a.out_dir)):
         print(p)
+
+
+def runs_solvers(df: pd.DataFrame) -> str:
+    """Which solver versions produced a resumable report's raw runs (its ``versions``
+    column; rows from before the lock have none)."""
+    col = df["versions"] if "versions" in df else pd.Series([None] * len(df), dtype=object)
+    counts = col.fillna("not recorded (runs made before the dependency lock)").value_counts()
+    return "; ".join(f"{v} ({n} runs)" for v, n in counts.items())

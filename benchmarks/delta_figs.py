@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.common import machine, md_table, write_report
+from benchmarks.common import machine, md_table, runs_solvers, write_report
 from instances import load_instance, save_instance
 from instances.delta_models import TABLE_I
 from toolkit.batch import run_batch
@@ -92,7 +92,7 @@ def run_fig(fig: str, quick: bool, out_dir: Path) -> list[Path]:
     _lines(table, "x", METHODS, spec["label"], "NCT", png)
     cmd = f"python solve.py reproduce delta-{fig}" + (" --quick" if quick else "")
     md = [f"# DELTA {fig.replace('fig', 'Fig. ')}: NCT vs {spec['label']}", "",
-          f"Regenerate: `{cmd}` (resumable; raw runs in `{runs.as_posix()}`). Machine: {machine()}.",
+          f"Regenerate: `{cmd}` (resumable; raw runs in `{runs.as_posix()}`). Machine: {machine()}. Raw runs' solvers: {runs_solvers(df)}.",
           "", ("Quick variant: N = PP micro-batches (not 8 x PP), 60 s per solver run. " if quick else
                "Table I workloads, 600 s per solver run. ") +
           "NCT = critical-path inter-pod communication time over the ideal network's (spec 4.4). "
@@ -193,7 +193,7 @@ def run_fig9(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]
     png = out_dir / "delta_fig9.png"
     _bars(table, "port_ratio", "allocated port ratio", png)
     md = ["# DELTA Fig. 9: allocated port ratio after port minimization", "",
-          f"Regenerate: `{cmd}` (resumable; raw runs in `results/delta_runs/`). Machine: {machine()}.",
+          f"Regenerate: `{cmd}` (resumable; raw runs in `results/delta_runs/`). Machine: {machine()}. Raw runs' solvers: {runs_solvers(df)}.",
           "", _setup_note(quick),
           "DELTA-Topo and DELTA-Joint run the lexicographic stage (4): fewest circuits subject to "
           "C <= C* (1 + 1e-6), C* = stage 1's incumbent (`milp_stage1_objective`); DELTA-Fast's "
@@ -248,7 +248,7 @@ def run_fig10(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
     png = out_dir / "delta_fig10.png"
     _bars(table.rename(columns={"U_p + freed": "nct_after"}), "nct_after", "NCT with freed ports", png)
     md = ["# DELTA Fig. 10: NCT of bandwidth-bottlenecked workloads after port reallocation", "",
-          f"Regenerate: `{cmd}` (resumable; needs Fig. 9's runs, made on demand). Machine: {machine()}.",
+          f"Regenerate: `{cmd}` (resumable; needs Fig. 9's runs, made on demand). Machine: {machine()}. Raw runs' solvers: {runs_solvers(df)}.",
           "", _setup_note(quick),
           "Protocol (spec 5.3): the port-minimizing run of each variant (Fig. 9) frees "
           "U_p - used_p ports per Pod; Model^T is the same job with its stage-to-Pod mapping "
@@ -291,7 +291,7 @@ def run_fig11(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
     png = out_dir / "delta_fig11.png"
     _lines(conv, "micro_batches", FIG11_METHODS, "micro-batches", "convergence time (s)", png, logy=True)
     md = ["# DELTA Fig. 11: execution time vs number of micro-batches", "",
-          f"Regenerate: `{cmd}` (resumable). Machine: {machine()}.", "", _setup_note(quick),
+          f"Regenerate: `{cmd}` (resumable). Machine: {machine()}. Raw runs' solvers: {runs_solvers(df)}.", "", _setup_note(quick),
           "Paper: Topo/Joint converge in at most 896 s / 928 s (Megatron-462B) and 2020 s / "
           "1526 s (Deepseek-671B); hot start saves 50.4% (462B) and 72.7% (671B) on average, "
           "maxima 358 s and 637 s.", "",
@@ -361,7 +361,7 @@ def run_ga(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
     table["converged_within_60s"] = (table.generations < 5000) & (table.runtime_s <= 60)
     cmd = "python solve.py reproduce delta-ga" + (" --quick" if quick else "")
     md = ["# DELTA-Fast convergence per Table I workload", "",
-          f"Regenerate: `{cmd}` (resumable). Machine: {machine()}.", "", _setup_note(quick),
+          f"Regenerate: `{cmd}` (resumable). Machine: {machine()}. Raw runs' solvers: {runs_solvers(df)}.", "", _setup_note(quick),
           "Stop rule: the best fitness unchanged for 200 generations (the paper's) or 600 s; "
           "population 64, 2 worker processes for the fitness (simulator) evaluations. Target: "
           "converged within 60 s on every workload.", "", md_table(table, ".6g"), ""]

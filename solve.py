@@ -279,20 +279,27 @@ def _interrupted_note(exc, n_left: int) -> None:
 
 
 def cmd_batch(args) -> int:
-    from toolkit.batch import run_batch
+    from toolkit.batch import SchedulerError, run_batch
     from toolkit.run import failed
 
     cfg = _config(args)
     if args.workers < 1:
         raise BadInput(f"--workers must be >= 1, got {args.workers}")
     methods = _method_list(args.methods) if args.methods else None
-    rep = run_batch(args.paths, methods, cfg, args.out, workers=args.workers,
-                    scheduler=args.scheduler, progress=not args.no_progress)
+    try:
+        rep = run_batch(args.paths, methods, cfg, args.out, workers=args.workers,
+                        scheduler=args.scheduler, progress=not args.no_progress)
+    except SchedulerError as exc:
+        raise BadInput(str(exc)) from None
     for msg in rep.bad_input:
         _note(f"skipped bad input: {msg}")
     for msg in rep.declined:
         _note(f"skipped: {msg}")
     print_by_problem(rep.rows)
+    if rep.other_rows:
+        _note(f"{args.out} also holds {rep.other_rows} row(s) of these files and methods made "
+              f"with other settings (or before run keys); kept, told apart by run_key and "
+              f"settings; the table shows this run's")
     fails = [r for r in rep.ran if failed(r)]
     _note(f"batch: {len(rep.ran)} ran, {rep.skipped_done} already in {args.out}, "
           f"{len(rep.declined)} declined, {len(rep.bad_input)} bad input, {len(fails)} failed; "

@@ -6,7 +6,9 @@ ratio after the port-minimizing stage. Fig. 10: NCT of a stage-reversed copy of 
 DELTA-Fast convergence time per Table I workload.
 
 Every (workload, x value) becomes an instance file and the methods run through the
-resumable batch runner (an interrupted run continues where it stopped); the tables put
+resumable batch runner (an interrupted run continues where it stopped; the raw runs made
+before the batch's run keys are kept, ``keyless="keep"``: each target's settings are fixed
+in this file); the tables put
 the paper's stated numbers beside ours. ``--quick`` uses fewer micro-batches (N = PP
 instead of 8 x PP) and 60 s solver limits; full runs use the Table I workloads and the
 paper's 600 s cap (hours on 2 cores).
@@ -57,7 +59,7 @@ def run_fig(fig: str, quick: bool, out_dir: Path) -> list[Path]:
                 save_instance(generate(model=model, micro_batches=n, name=f"{model}-{v}",
                                        **{spec["param"]: v}), f)
     runs = out_dir / "delta_runs" / f"{tag}.csv"
-    run_batch([inst_dir], list(METHODS), _cfg(quick), runs, progress=True)
+    run_batch([inst_dir], list(METHODS), _cfg(quick), runs, progress=True, keyless="keep")
     df = pd.read_csv(runs)
     df["model"] = df["name"].str.rsplit("-", n=1).str[0]
     df["x"] = df["name"].str.rsplit("-", n=1).str[1].astype(int)
@@ -177,7 +179,8 @@ def _port_runs(quick: bool, out_dir: Path) -> pd.DataFrame:
     inst_dir = out_dir / "delta_runs" / tag
     _instances(MODELS, quick, inst_dir)
     runs = out_dir / "delta_runs" / f"{tag}.csv"
-    run_batch([inst_dir], list(DELTA_METHODS), _cfg(quick, ports=1), runs, progress=True)
+    run_batch([inst_dir], list(DELTA_METHODS), _cfg(quick, ports=1), runs, progress=True,
+              keyless="keep")
     df = pd.read_csv(runs)
     df["model"] = df["name"].str.rsplit("-", n=1).str[0]
     return df
@@ -235,7 +238,7 @@ def run_fig10(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
                 if not f.exists():
                     save_instance(inst_t, f)
         runs = out_dir / "delta_runs" / f"{tag}_{variant}.csv"
-        run_batch([vdir], [variant], _cfg(quick), runs, progress=True)
+        run_batch([vdir], [variant], _cfg(quick), runs, progress=True, keyless="keep")
         frames.append(pd.read_csv(runs))
     df = pd.concat(frames, ignore_index=True)
     df["model"] = df["name"].str.replace(r"-\d+-T0?$", "", regex=True)
@@ -273,7 +276,7 @@ def run_fig11(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
     for n in FIG11_N[quick]:
         _instances(FIG11_MODELS, quick, inst_dir, n_of=lambda m, n=n: n)
     runs = out_dir / "delta_runs" / f"{tag}.csv"
-    run_batch([inst_dir], list(FIG11_METHODS), _cfg(quick), runs, progress=True)
+    run_batch([inst_dir], list(FIG11_METHODS), _cfg(quick), runs, progress=True, keyless="keep")
     df = pd.read_csv(runs)
     df["model"] = df["name"].str.rsplit("-", n=1).str[0]
     df["micro_batches"] = df["name"].str.rsplit("-", n=1).str[1].astype(int)
@@ -351,7 +354,7 @@ def run_ga(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
     runs = out_dir / "delta_runs" / f"{tag}.csv"
     cfg = RunConfig(time_limit=600.0, options={"stall": 200, "workers": 2, "ga_time_limit": 600.0})
     run_batch([inst_dir], ["delta-fast", "sqrt-alloc", "iter-halve", "prop-alloc"], cfg, runs,
-              progress=True)
+              progress=True, keyless="keep")
     df = pd.read_csv(runs)
     ga = df[df.method == "delta-fast"].set_index("name")
     base = df[df.method != "delta-fast"].groupby("name")["iteration_time"].min()

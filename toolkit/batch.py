@@ -1,8 +1,15 @@
 """Batch runs: many (instance file, method) tasks, resumable, local processes or Dask.
 
 Each finished task is appended to the CSV at once (flushed and fsynced), so an
-interrupted batch loses nothing finished; a rerun skips every (instance, method) pair
-already in the CSV with a solution, and retries the ones that ended in ``error``.
+interrupted batch loses nothing finished. Each row carries its ``run_key``: a hash of the
+resolved file path, the file's content, the method and every setting that changes a
+result (backend, time limit, MIP gap, ``--param``, ``--option``; not ``--threads``, which
+changes speed, not the problem). A rerun skips the tasks whose key has a finished row,
+runs the others, and retries the ones that ended in ``error`` or ``interrupted`` (their
+row is replaced). A changed setting adds a row beside the old one (the CSV keeps both,
+told apart by ``run_key`` and ``settings``); the batch's table shows the rows of this run.
+Rows written before run keys existed match nothing (rerun), unless the caller passes
+``keyless="keep"`` (the reproduction targets, whose raw runs predate the keys).
 
 Ctrl-C stops the batch: running tasks are abandoned (their workers killed; in-process the
 solve is interrupted) and never written, so the rerun does them again. Local worker
@@ -12,6 +19,8 @@ processes ignore Ctrl-C (the parent stops them) and die with their parent, even 
 from __future__ import annotations
 
 import csv
+import hashlib
+import json
 import os
 import signal
 import sys
@@ -41,8 +50,41 @@ def instance_files(paths) -> list[Path]:
     return out
 
 
+KEY_FIELDS = ("run_key", "path", "settings")
+
+
+def settings(cfg: RunConfig) -> dict:
+    """The settings that change a result, normalized (60 == 60.0, option 2 == "2")."""
+    num = (lambda v: None if v is None else float(v))
+    return {"backend": cfg.backend, "time_limit": num(cfg.time_limit), "mip_gap": num(cfg.mip_gap),
+            "params": {str(k): str(v) for k, v in sorted(cfg.params.items())},
+            "options": {str(k): str(v) for k, v in sorted(cfg.options.items())}}
+
+
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def run_key(path: Path, digest: str, method: str, cfg: RunConfig) -> dict:
+    """The key columns of one task: ``run_key``, the resolved ``path``, ``settings`` (JSON)."""
+    path = path.resolve()
+    sets = json.dumps(settings(cfg), sort_keys=True, separators=(",", ":"))
+    blob = json.dumps([str(path), digest, method, sets])
+    return {"run_key": hashlib.sha256(blob.encode()).hexdigest()[:16], "path": str(path),
+            "settings": sets}
+
+
+def _path_method(row: dict) -> tuple[str, str]:
+    """A row's (resolved file, method); rows without a ``path`` resolve their ``instance``."""
+    return (row.get("path") or str(Path(row["instance"]).resolve()), row["method"])
+
+
 class CsvSink:
-    """Append-only CSV of records with a header that grows when new columns appear."""
+    """Append-only CSV of records with a header that grows when new columns appear.
+
+    A row is identified by its ``run_key``; appending a row replaces the row of the same
+    key and any ``error``/``interrupted`` row of the same (file, method), nothing else.
+    """
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -54,16 +96,25 @@ class CsvSink:
                 self.header = list(reader.fieldnames or [])
                 self.rows = list(reader)
 
-    def done_keys(self) -> set[tuple[str, str]]:
-        return {(r["instance"], r["method"]) for r in self.rows
-                if r.get("status") not in RETRY_STATUSES}
+    def done(self) -> dict:
+        """Finished rows by run key, and keyless finished rows by (resolved file, method)."""
+        out: dict = {}
+        for r in self.rows:
+            if r.get("status") not in RETRY_STATUSES:
+                out[r.get("run_key") or ("keyless", *_path_method(r))] = r
+        return out
 
     def append(self, rec: dict) -> None:
         row = {k: ("" if v is None else v) for k, v in rec.items()
                if k not in ("solution", "traceback")}
-        key = (row["instance"], row["method"])
-        replaced = any((r["instance"], r["method"]) == key for r in self.rows)
-        self.rows = [r for r in self.rows if (r["instance"], r["method"]) != key] + [row]
+        key, pm = row.get("run_key"), _path_method(row)
+
+        def stale(r):
+            return (key and r.get("run_key") == key) or (
+                r.get("status") in RETRY_STATUSES and _path_method(r) == pm)
+        kept = [r for r in self.rows if not stale(r)]
+        replaced = len(kept) != len(self.rows)
+        self.rows = kept + [row]
         new = [k for k in row if k not in self.header]
         if new or replaced or not self.path.exists():
             self.header = _order(self.header + new)
@@ -95,18 +146,28 @@ class BatchReport:
     skipped_done: int = 0
     bad_input: list[str] = field(default_factory=list)
     declined: list[str] = field(default_factory=list)
-    keys: list[tuple[str, str]] = field(default_factory=list)  # every task of this batch
+    keys: list = field(default_factory=list)       # every task of this batch: its row's key
     rows: list[dict] = field(default_factory=list)   # their CSV rows, in task order
+    other_rows: int = 0     # rows in the CSV for this batch's (file, method) pairs, other settings
+    threads: int | None = None      # solver threads per task (workers x threads <= cores)
 
 
-def plan(paths, methods: list[str] | None, cfg: RunConfig, done: set, report: BatchReport):
-    """Validate every file once and list the tasks still to run."""
+def plan(paths, methods: list[str] | None, cfg: RunConfig, done: dict, report: BatchReport,
+         keyless: str = "rerun"):
+    """Validate every file once and list the tasks still to run.
+
+    ``done`` is :meth:`CsvSink.done`; with ``keyless="keep"`` a finished row without a run
+    key counts as done for its (file, method), whatever the settings.
+    """
+    if keyless not in ("rerun", "keep"):
+        raise ValueError(f"keyless must be 'rerun' or 'keep', got {keyless!r}")
     tasks = []
     for path in instance_files(paths):
         src = str(path)
         try:
             data = instances.read_json(path)
             inst = instances.from_dict(data, src)
+            digest = file_digest(path)
         except InstanceError as exc:
             report.bad_input.append(str(exc))
             continue
@@ -119,8 +180,10 @@ def plan(paths, methods: list[str] | None, cfg: RunConfig, done: set, report: Ba
             report.declined.append(f"{src}: none of the methods applies to problem {prob.name} "
                                    f"(its methods: {', '.join(prob.methods)})")
         for name in names:
-            if (src, name) in done:
-                report.keys.append((src, name))
+            key = run_key(path, digest, name, cfg)
+            legacy = ("keyless", key["path"], name)
+            if key["run_key"] in done or (keyless == "keep" and legacy in done):
+                report.keys.append(key["run_key"] if key["run_key"] in done else legacy)
                 report.skipped_done += 1
                 continue
             try:
@@ -131,25 +194,70 @@ def plan(paths, methods: list[str] | None, cfg: RunConfig, done: set, report: Ba
             except ValueError as exc:          # OptionError from the applicability check
                 report.bad_input.append(f"{src}: field 'option': {exc}")
                 continue
-            report.keys.append((src, name))
-            tasks.append((data, src, name))
+            report.keys.append(key["run_key"])
+            tasks.append((data, src, name, key))
     return tasks
 
 
-def _task(data, src, name, cfg):
+def _task(data, src, name, cfg, key):
     try:
-        return run_task(data, src, name, cfg)
+        rec = run_task(data, src, name, cfg)
     except (InstanceError, NotApplicable) as exc:
         return {"instance": src, "method": name, "status": "bad_input", "message": str(exc)}
+    rec.update(key)
+    return rec
+
+
+def cores() -> int:
+    """CPUs this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def thread_cap(cores_: int, concurrent: int) -> int:
+    """Solver threads per task so that ``concurrent`` tasks use at most ``cores_`` cores."""
+    return max(1, cores_ // max(1, concurrent))
+
+
+def _cap_threads(cfg: RunConfig, cap: int) -> None:
+    cfg.threads = cap if cfg.threads is None else min(cfg.threads, cap)
 
 
 def run_batch(paths, methods, cfg: RunConfig, out: str | Path, workers: int = 1,
-              scheduler: str | None = None, progress: bool = True) -> BatchReport:
-    sink = CsvSink(out)
-    report = BatchReport()
-    tasks = plan(paths, methods, cfg, sink.done_keys(), report)
-    if workers > 1 and cfg.threads is None:
-        cfg.threads = max(1, (os.cpu_count() or 1) // workers)
+              scheduler: str | None = None, progress: bool = True,
+              keyless: str = "rerun") -> BatchReport:
+    """Run every (file, method) task not yet in the CSV ``out``; see the module docstring.
+
+    ``keyless="keep"`` honours finished rows written before run keys existed (matched on
+    their file and method); the default reruns them.
+    """
+    from dataclasses import replace
+
+    cfg = replace(cfg)      # the thread cap below is this batch's, not the caller's
+    client = _dask_client(scheduler) if scheduler else None
+    try:
+        sink = CsvSink(out)
+        report = BatchReport()
+        tasks = plan(paths, methods, cfg, sink.done(), report, keyless)
+        if client is not None:
+            _cap_threads(cfg, _dask_thread_cap(client))
+        elif workers > 1 and len(tasks) > 1:
+            _cap_threads(cfg, thread_cap(cores(), min(workers, len(tasks))))
+        report.threads = cfg.threads
+        _run(tasks, cfg, workers, client, sink, report, progress)
+    finally:
+        if client is not None:
+            client.close()
+    by_key = {r.get("run_key") or ("keyless", *_path_method(r)): r for r in sink.rows}
+    report.rows = [by_key[k] for k in report.keys if k in by_key]
+    mine = {_path_method(r) for r in report.rows}
+    report.other_rows = sum(1 for r in sink.rows if _path_method(r) in mine) - len(report.rows)
+    return report
+
+
+def _run(tasks, cfg, workers, client, sink, report, progress) -> None:
     bar = _bar(len(tasks), progress)
 
     def collect(rec):
@@ -161,13 +269,13 @@ def run_batch(paths, methods, cfg: RunConfig, out: str | Path, workers: int = 1,
         bar.update(1)
 
     try:
-        if scheduler:
-            _run_dask(tasks, cfg, scheduler, collect)
+        if client is not None:
+            _run_dask(tasks, cfg, client, collect)
         elif workers > 1 and len(tasks) > 1:
             pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init,
                                        initargs=(os.getpid(),))
             try:
-                futs = [pool.submit(_task, d, s, m, cfg) for d, s, m in tasks]
+                futs = [pool.submit(_task, *t[:3], cfg, t[3]) for t in tasks]
                 for f in as_completed(futs):
                     collect(f.result())
             except BaseException:       # Ctrl-C (or a failure here): stop, do not wait
@@ -175,13 +283,10 @@ def run_batch(paths, methods, cfg: RunConfig, out: str | Path, workers: int = 1,
                 raise
             pool.shutdown()
         else:
-            for d, s, m in tasks:
-                collect(_task(d, s, m, cfg))
+            for t in tasks:
+                collect(_task(*t[:3], cfg, t[3]))
     finally:
         bar.close()
-    by_key = {(r["instance"], r["method"]): r for r in sink.rows}
-    report.rows = [by_key[k] for k in report.keys if k in by_key]
-    return report
 
 
 def _worker_init(parent: int) -> None:
@@ -247,19 +352,58 @@ def _kill_pool(pool: ProcessPoolExecutor) -> None:
         p.join(5)
 
 
-def _run_dask(tasks, cfg, address, collect):
+class SchedulerError(ValueError):
+    """The Dask scheduler cannot be used (bad address, nothing listening, no extra)."""
+
+
+DASK_CONNECT_S = 5
+
+
+def _dask_client(address: str):
+    """A client of the scheduler at ``address``, or SchedulerError within ~DASK_CONNECT_S."""
     try:
-        from distributed import Client, as_completed as dask_completed
+        from distributed import Client
     except ImportError:
-        raise RuntimeError("--scheduler needs the 'distributed' extra: pip install -e '.[distributed]'")
-    with Client(address, timeout="30s") as client:
-        futs = [client.submit(_task, d, s, m, cfg, pure=False) for d, s, m in tasks]
-        try:
-            for f in dask_completed(futs):
-                collect(f.result())
-        except KeyboardInterrupt:       # Ctrl-C: queued tasks are not started
-            client.cancel(futs)
-            raise
+        raise SchedulerError("--scheduler needs the 'distributed' extra: "
+                             "pip install -e '.[distributed]'") from None
+    import logging
+
+    quiet = logging.getLogger("distributed")
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL)    # its connect retries are our one-line error below
+    try:
+        return Client(address, timeout=f"{DASK_CONNECT_S}s")
+    except Exception as exc:  # noqa: BLE001 - OSError, TimeoutError, ValueError, ...
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise SchedulerError(f"--scheduler {address}: no Dask scheduler there ({why})") from None
+    finally:
+        quiet.setLevel(level)
+
+
+def _dask_thread_cap(client) -> int:
+    """Solver threads per task on a Dask cluster: on each host, the Dask worker threads
+    (tasks run at once) times the solver threads stay within the host's cores; the
+    smallest such cap over the hosts (one configuration serves every task)."""
+    info = client.scheduler_info()["workers"]
+    host_cores = client.run(cores)              # worker address -> its CPUs
+    per_host: dict[str, list] = {}
+    for addr, w in info.items():
+        host = w.get("host") or addr
+        per_host.setdefault(host, []).append((w.get("nthreads", 1), host_cores.get(addr, 1)))
+    caps = [thread_cap(max(c for _, c in ws), sum(n for n, _ in ws)) for ws in per_host.values()]
+    return min(caps) if caps else 1
+
+
+def _run_dask(tasks, cfg, client, collect):
+    from distributed import as_completed as dask_completed
+
+    futs = [client.submit(_task, *t[:3], cfg, t[3], pure=False) for t in tasks]
+    try:
+        for f in dask_completed(futs):
+            collect(f.result())
+    except KeyboardInterrupt:       # Ctrl-C: queued tasks are not started
+        client.cancel(futs)
+        raise
 
 
 def _bar(total, enabled):

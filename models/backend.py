@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field, asdict
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -349,10 +350,11 @@ def _solve_gurobi(model, params, start_items, log, iis_path) -> Result:
         if iis_path:
             try:
                 model.computeIIS()
+                Path(iis_path).parent.mkdir(parents=True, exist_ok=True)   # first use
                 model.write(iis_path)
                 res.iis_file = iis_path
                 res.message += f"; IIS written to {iis_path}"
-            except gp.GurobiError as exc:
+            except (gp.GurobiError, OSError) as exc:
                 res.message += f"; IIS failed: {exc}"
     elif res.status == "error":
         res.message = f"Gurobi status {st}"

@@ -102,6 +102,8 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
         rec.update(backend=res.backend, backend_reason=res.backend_reason, n_vars=res.n_vars,
                    n_int_vars=res.n_int_vars, n_constrs=res.n_constrs, status=res.status,
                    bound=res.bound, message=res.message, solver_runtime_s=res.runtime_s)
+        if res.iis_file:
+            rec["iis_file"] = res.iis_file
     else:
         rec.update(status="feasible")
     rec.update(out.metrics)

@@ -292,7 +292,9 @@ def test_sigint_during_batch_keeps_csv_whole_and_resumable(tmp_path, workers):
     d, logs, out = _batch_dir(tmp_path), tmp_path / "logs", tmp_path / "runs.csv"
     args = ["batch", d, "--methods", "spectra,milp", "--workers", workers, "--backend", "highs",
             "--out", out, "--log-dir", logs, "--no-progress"]
-    proc = _start(*args, "--time-limit", 60, cwd=tmp_path)
+    # the same settings in both runs: a changed one (e.g. --time-limit) would rerun everything
+    args += ["--time-limit", 12]
+    proc = _start(*args, cwd=tmp_path)
     busy = ["a.milp.log", "b.milp.log"][:workers]
     _wait_for(lambda: all(_in_bnb(logs / f) for f in busy), proc, what="the MILPs running")
     kids = _workers(proc)
@@ -310,7 +312,7 @@ def test_sigint_during_batch_keeps_csv_whole_and_resumable(tmp_path, workers):
     assert first[["instance", "method", "status", "objective", "verified"]].notna().all().all()
     assert (first["status"] == "feasible").all() and first["verified"].all()
     # the rerun skips what finished and completes the rest
-    code, out2, err2 = _run(*args, "--time-limit", 1, cwd=tmp_path)
+    code, out2, err2 = _run(*args, cwd=tmp_path)
     assert code == 0, err2
     assert f"{len(first)} already in" in err2
     final = pd.read_csv(out)

@@ -1,0 +1,285 @@
+"""Batch resume by run key (issue 14 item 3), the IIS folder, the Dask scheduler address and
+the solver-thread cap of batch workers (item 11)."""
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import solve as cli
+from tests.conftest import needs_gurobi
+from toolkit import batch
+from toolkit.batch import run_batch
+from toolkit.registry import RunConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+EX = ROOT / "instances" / "examples"
+
+
+def rows(path):
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def run(*args, capsys):
+    """solve.py in this process: (exit code, stdout, stderr)."""
+    capsys.readouterr()
+    buf = io.StringIO()
+    code = cli.main([str(a) for a in args], out_stream=buf)
+    return code, buf.getvalue(), capsys.readouterr().err
+
+
+@pytest.fixture
+def two(tmp_path):
+    d = tmp_path / "in"
+    d.mkdir()
+    for name in ("worked_example.json", "shifts_n6_s1.json"):
+        shutil.copy(EX / name, d / name)
+    return d
+
+
+def batch_args(d, out, *more):
+    return ("batch", d, "--methods", "spectra", "--out", out, "--no-progress", *more)
+
+
+# --------------------------------------------------------------------------------------
+# resume by run key
+# --------------------------------------------------------------------------------------
+def test_unchanged_rerun_skips_every_task(two, tmp_path, capsys):
+    out = tmp_path / "runs.csv"
+    code, _, err = run(*batch_args(two, out, "--time-limit", 5), capsys=capsys)
+    assert code == 0 and "2 ran, 0 already" in err, err
+    first = rows(out)
+    assert len(first) == 2 and all(r["run_key"] and r["settings"] for r in first)
+    assert {r["path"] for r in first} == {str(p.resolve()) for p in two.iterdir()}
+    code, _, err = run(*batch_args(two, out, "--time-limit", 5.0), capsys=capsys)  # 5 == 5.0
+    assert code == 0 and "0 ran, 2 already" in err, err
+    assert rows(out) == first
+    assert "other settings" not in err
+
+
+@pytest.mark.parametrize("change", [("--time-limit", 9), ("--option", "refine=lp"),
+                                    ("--mip-gap", 0.1), ("--backend", "highs"),
+                                    ("--param", "Seed=3")])
+def test_a_changed_setting_reruns_and_keeps_both_rows(two, tmp_path, capsys, change):
+    out = tmp_path / "runs.csv"
+    assert run(*batch_args(two, out, "--time-limit", 5), capsys=capsys)[0] == 0
+    code, table, err = run(*batch_args(two, out, "--time-limit", 5, *change), capsys=capsys)
+    assert code == 0 and "2 ran, 0 already" in err, err
+    got = rows(out)
+    assert len(got) == 4 and len({r["run_key"] for r in got}) == 4
+    # both rows of each file stay, told apart; the user is told, and the table is this run's
+    assert "also holds 2 row(s)" in err
+    assert table.count("worked-example") == 1 and table.count("shifts-n6-s1") == 1
+    flag, value = change
+    new = got[2:]
+    if flag == "--option":
+        assert all('"refine":"lp"' in r["settings"] for r in new)
+    elif flag == "--time-limit":
+        assert all('"time_limit":9.0' in r["settings"] for r in new)
+    # and the changed setting, rerun again, is skipped
+    code, _, err = run(*batch_args(two, out, "--time-limit", 5, *change), capsys=capsys)
+    assert "0 ran, 2 already" in err and len(rows(out)) == 4
+
+
+def test_threads_do_not_change_the_key(two, tmp_path, capsys):
+    out = tmp_path / "runs.csv"
+    run(*batch_args(two, out), capsys=capsys)
+    code, _, err = run(*batch_args(two, out, "--threads", 1), capsys=capsys)
+    assert "0 ran, 2 already" in err
+
+
+def test_same_file_by_two_relative_paths_is_one_key(two, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "runs.csv"
+    run(*batch_args("in/worked_example.json", out), capsys=capsys)
+    monkeypatch.chdir(two)
+    code, _, err = run(*batch_args("../in/./worked_example.json", out), capsys=capsys)
+    assert code == 0 and "0 ran, 1 already" in err, err
+    assert len(rows(out)) == 1
+
+
+def test_an_edited_file_reruns(two, tmp_path, capsys):
+    out = tmp_path / "runs.csv"
+    run(*batch_args(two, out), capsys=capsys)
+    f = two / "worked_example.json"
+    f.write_text(f.read_text().replace('"worked-example"', '"edited"'))
+    code, _, err = run(*batch_args(two, out), capsys=capsys)
+    assert "1 ran, 1 already" in err, err
+    assert [r["name"] for r in rows(out)][-1] == "edited"
+
+
+def test_error_and_interrupted_rows_are_retried_and_replaced(two, tmp_path, capsys):
+    out = tmp_path / "runs.csv"
+    run(*batch_args(two, out), capsys=capsys)
+    got = rows(out)
+    got[0]["status"], got[1]["status"] = "error", "interrupted"
+    with open(out, "w", newline="") as fh:
+        w = csv.DictWriter(fh, list(got[0]))
+        w.writeheader()
+        w.writerows(got)
+    code, _, err = run(*batch_args(two, out), capsys=capsys)
+    assert code == 0 and "2 ran, 0 already" in err, err
+    again = rows(out)
+    assert len(again) == 2 and all(r["status"] == "feasible" for r in again)
+
+
+def _old_csv(two, out, cwd):
+    """A CSV as written before run keys: relative instance paths, no key columns."""
+    rep = run_batch([two], ["spectra"], RunConfig(), out, progress=False)
+    old = [{k: v for k, v in r.items() if k not in batch.KEY_FIELDS} for r in rows(out)]
+    for r in old:
+        r["instance"] = str(Path(r["instance"]).relative_to(cwd))
+    with open(out, "w", newline="") as fh:
+        w = csv.DictWriter(fh, list(old[0]))
+        w.writeheader()
+        w.writerows(old)
+    assert len(rep.ran) == 2
+    return old
+
+
+def _no_solve(*a, **k):
+    raise AssertionError("a task ran that the CSV already holds")
+
+
+def test_rows_of_an_old_csv_rerun_by_default(two, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "runs.csv"
+    _old_csv(two, out, tmp_path)
+    code, _, err = run(*batch_args("in", out), capsys=capsys)
+    assert code == 0 and "2 ran, 0 already" in err, err
+    assert "also holds 2 row(s)" in err
+    got = rows(out)
+    assert len(got) == 4 and [bool(r["run_key"]) for r in got] == [False, False, True, True]
+
+
+def test_rows_of_an_old_csv_are_kept_with_keyless_keep(two, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "runs.csv"
+    old = _old_csv(two, out, tmp_path)
+    monkeypatch.setattr(batch, "run_task", _no_solve)
+    rep = run_batch([Path("in")], ["spectra"], RunConfig(time_limit=7), out, progress=False,
+                    keyless="keep")
+    assert rep.skipped_done == 2 and not rep.ran and rep.other_rows == 0
+    assert [r["instance"] for r in rep.rows] == [r["instance"] for r in old]
+    # a keyless row is matched on its file resolved from here, not the text of its path
+    rep = run_batch([Path("./in/../in")], ["spectra"], RunConfig(), out, progress=False,
+                    keyless="keep")
+    assert rep.skipped_done == 2 and not rep.ran
+
+
+def test_delta_reproduction_resumes_its_committed_raw_runs(tmp_path, monkeypatch):
+    """benchmarks/delta_figs.py reads results/delta_runs/*.csv made before run keys: it
+    must not rerun them (hours of solver time)."""
+    from benchmarks import delta_figs
+
+    committed = ROOT / "results" / "delta_runs" / "fig9_quick.csv"
+    monkeypatch.chdir(tmp_path)
+    runs = tmp_path / "results" / "delta_runs"
+    runs.mkdir(parents=True)
+    shutil.copy(committed, runs / "fig9_quick.csv")
+    monkeypatch.setattr(batch, "run_task", _no_solve)
+    df = delta_figs._port_runs(True, Path("results"))
+    assert len(df) == len(rows(committed)) == 12
+    assert (runs / "fig9_quick.csv").read_bytes() == committed.read_bytes()
+
+
+# --------------------------------------------------------------------------------------
+# IIS on first use
+# --------------------------------------------------------------------------------------
+@needs_gurobi
+def test_iis_is_written_into_a_folder_that_does_not_exist_yet(tmp_path):
+    import models.backend as B
+    from gurobipy import GRB
+
+    m = B.new_model()
+    a = m.addVars(2, vtype=GRB.BINARY)
+    m.addConstr(a.sum() >= 3, name="three_of_two")
+    m.update()
+    iis = tmp_path / "not" / "yet" / "m.ilp"
+    res = B.solve(m, backend="gurobi", iis_path=str(iis))
+    assert res.status == "infeasible" and res.iis_file == str(iis)
+    assert "three_of_two" in iis.read_text()
+
+
+def _leaf_triangle(path: Path) -> Path:
+    """[002] Fig. 12: with tau = 1 the feasibility model (5)(6)(8) is infeasible."""
+    import instances
+    from instances.lumos import Fabric
+    from instances.lumos_logical import LogicalInstance
+
+    L = np.zeros((6, 6), dtype=int)
+    for a, b in ((0, 2), (2, 4), (0, 4)):
+        L[a, b] = L[b, a] = 1
+    instances.save_instance(LogicalInstance(Fabric(3, 2, 2, 1), L), path)
+    return path
+
+
+@needs_gurobi
+def test_solve_out_writes_the_iis_into_a_new_folder(tmp_path, capsys):
+    f = _leaf_triangle(tmp_path / "tri.json")
+    dest = tmp_path / "new" / "out"
+    code, out, err = run("solve", f, "--method", "logical-ilp", "--backend", "gurobi",
+                         "--out", dest, "--format", "json", capsys=capsys)
+    assert code == 1 and '"status": "infeasible"' in out, err
+    iis = dest / "tri.iis.ilp"
+    assert iis.exists() and "Subject To" in iis.read_text()
+    assert f'"iis_file": "{iis}"' in out
+
+
+# --------------------------------------------------------------------------------------
+# Dask scheduler address; solver threads per worker
+# --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("address", ["tcp://127.0.0.1:1", "no-port-here", "tcp://[::1:x"])
+def test_bad_scheduler_address_is_one_line_exit_2_within_10s(two, tmp_path, address):
+    pytest.importorskip("distributed")
+    t0 = time.monotonic()
+    p = subprocess.run([sys.executable, str(ROOT / "solve.py"), "batch", str(two), "--out",
+                        str(tmp_path / "r.csv"), "--scheduler", address, "--no-progress"],
+                       capture_output=True, text=True, timeout=60)
+    elapsed = time.monotonic() - t0
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith(f"error: --scheduler {address}")
+    assert p.stdout == "" and not (tmp_path / "r.csv").exists()
+    assert elapsed < 10, f"{elapsed:.1f} s"
+
+
+def _threads_seen(data, src, name, cfg, want_solution=False):
+    """run_task's stand-in: a record of the solver threads the task was given."""
+    return {"instance": src, "method": name, "status": "feasible", "verified": True,
+            "threads_given": cfg.threads}
+
+
+def test_thread_cap_rule():
+    assert batch.thread_cap(8, 2) == 4 and batch.thread_cap(8, 3) == 2
+    assert batch.thread_cap(2, 4) == 1 and batch.thread_cap(2, 1) == 2
+
+
+@pytest.mark.parametrize("asked", [None, 16])
+def test_process_workers_times_threads_within_cores(two, tmp_path, monkeypatch, asked):
+    monkeypatch.setattr(batch, "run_task", _threads_seen)     # forked workers inherit it
+    monkeypatch.setattr(batch, "cores", lambda: 8)
+    cfg = RunConfig(threads=asked)
+    rep = run_batch([two], ["spectra"], cfg, tmp_path / "r.csv", workers=2, progress=False)
+    assert rep.threads == 4 and cfg.threads == asked           # the caller's cfg untouched
+    assert [r["threads_given"] for r in rows(tmp_path / "r.csv")] == ["4", "4"]
+
+
+def test_dask_workers_times_threads_within_cores(two, tmp_path, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    monkeypatch.setattr(batch, "run_task", _threads_seen)
+    monkeypatch.setattr(batch, "cores", lambda: 8)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster:
+        rep = run_batch([two], ["spectra"], RunConfig(), tmp_path / "r.csv",
+                        scheduler=cluster.scheduler_address, progress=False)
+    # one host, 2 workers x 2 threads = 4 tasks at once on 8 cores: 2 solver threads each
+    assert rep.threads == 2
+    assert [r["threads_given"] for r in rows(tmp_path / "r.csv")] == ["2", "2"]

@@ -8,8 +8,7 @@ DELTA-Fast convergence time per Table I workload.
 Every (workload, x value) becomes an instance file and the methods run through the
 resumable batch runner (an interrupted run continues where it stopped; the raw runs made
 before the batch's run keys are kept, ``keyless="keep"``: each target's settings are fixed
-in this file); the tables put
-the paper's stated numbers beside ours. ``--quick`` uses fewer micro-batches (N = PP
+in this file); the tables put the paper's stated numbers beside ours. ``--quick`` uses fewer micro-batches (N = PP
 instead of 8 x PP) and 60 s solver limits; full runs use the Table I workloads and the
 paper's 600 s cap (hours on 2 cores).
 

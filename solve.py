@@ -325,6 +325,7 @@ def _method_list(text: str) -> list[str]:
 def cmd_gap(args) -> int:
     import instances
     from instances.errors import InstanceError
+    from toolkit.rank import RANK_FIELDS, rank_records
     from toolkit.run import Interrupted, NotApplicable, failed, run_task
 
     cfg = _config(args)
@@ -344,21 +345,15 @@ def cmd_gap(args) -> int:
             recs.append(exc.record)
             code = EXIT_INTERRUPTED
             _interrupted_note(exc, (len(args.files) - i) * len(methods) - len(recs))
-        objs = [r["objective"] for r in recs if r.get("verified") and r["objective"] is not None]
-        # only bounds valid for the instance: a method's own bound may hold for its model alone
-        bounds = [r["problem_bound"] for r in recs if r.get("problem_bound") is not None]
-        best_obj, best_bound = (min(objs) if objs else None), (max(bounds) if bounds else None)
+        # by the problem's objective; only bounds valid for the instance (problem_bound)
+        rank_records(recs)
         for r in recs:
-            r["best_objective"], r["best_bound"] = best_obj, best_bound
-            o = r["objective"]
-            r["vs_best"] = (o - best_obj) / best_obj if o is not None and best_obj else None
-            r["vs_best_bound"] = (o - best_bound) / o if o and best_bound is not None else None
             if failed(r) and code not in (EXIT_BAD_INPUT, EXIT_INTERRUPTED):
                 code = EXIT_FAIL
         rows.extend(recs)
         if code == EXIT_INTERRUPTED:
             break
-    cols = ["best_objective", "best_bound", "vs_best", "vs_best_bound"]
+    cols = list(RANK_FIELDS)
     print_records(rows, args.format, cols)
     if args.out:
         import pandas as pd

@@ -103,8 +103,22 @@ def check_config(inst: ReconfigInstance, cfg: OcsConfig) -> tuple[list[str], dic
     return bad, config_metrics(inst, paths, R)
 
 
+def lex_base(inst: ReconfigInstance) -> int:
+    """B = R_max + 1 for the lexicographic objective ``shortfall * B + rewiring``.
+
+    R_max bounds eq. (7) for any configuration of ``inst``: at most one circuit per OCS input
+    port is added (H * n_ocs * n_ports) and at most every old circuit removed. As
+    0 <= rewiring <= R_max < B, ``s * B + r < s' * B + r'`` iff (s, r) < (s', r')
+    lexicographically, and the encoding is an exact integer (< 2**53 for any instance that
+    fits in memory)."""
+    old = int((np.asarray(inst.old.perm) >= 0).sum())
+    return inst.fabric.H * inst.wire.n_ocs * inst.wire.n_ports + old + 1
+
+
 def config_metrics(inst: ReconfigInstance, paths: dict, R: np.ndarray) -> dict:
-    """Rewiring (eq. 7) against the old configuration, links, LTRR (eq. 15)."""
+    """Rewiring (eq. 7) against the old configuration, links, LTRR (eq. 15), and the
+    problem's objective: unmet demand (``shortfall``, links of C not realized) first, then
+    rewiring, as the exact integer ``shortfall * lex_base + rewiring`` (:func:`lex_base`)."""
     fab, w = inst.fabric, inst.wire
     old = fibre_paths(fab, w, inst.old.perm)
     new_c, old_c = paths["circuit"], old["circuit"]
@@ -116,14 +130,17 @@ def config_metrics(inst: ReconfigInstance, paths: dict, R: np.ndarray) -> dict:
     demanded = int(inst.C.sum()) // 2
     realized_links = int(R.sum()) // 2
     cap = fab.link_capacity()
+    shortfall = int(np.maximum(inst.C - R, 0).sum()) // 2
+    base = lex_base(inst)
     return {
+        "shortfall_rewiring": shortfall * base + added + removed, "lex_base": base,
         "rewiring": added + removed,                  # eq. (7): sum |x - u|
         "circuits": len(new_c), "circuits_added": added, "circuits_removed": removed,
         "links": len(new_l), "links_added": len(new_l) - kept_l, "links_removed": len(old_l) - kept_l,
         "reallocated_share": (len(new_l) + len(old_l) - 2 * kept_l) / cap if cap else 0.0,
         "cos_old_new": cosine_sets(len(new_c), len(old_c), kept),
         "demanded_links": demanded, "realized_links": realized_links,
-        "shortfall": int(np.maximum(inst.C - R, 0).sum()) // 2,
+        "shortfall": shortfall,
         "realized": bool(np.array_equal(R, inst.C)),
         "ltrr": cosine(R, inst.C),
         "realized_fraction": realized_links / demanded if demanded else 1.0,

@@ -2,7 +2,9 @@
 
 Methods (spec 2.4-2.6): Cross Wiring ``itv-mdmcf`` (default), ``itv-mcf``, ``itv-ilp``;
 Uniform wiring ``uniform-ilp``, ``uniform-greedy``, ``helios``. Every result is checked by
-instances.lumos_check.check_config; objective = rewiring, eq. (7): sum |x - u|.
+instances.lumos_check.check_config. Objective: unmet demand (``shortfall``, links of C not
+realized; only Uniform wiring may leave any) first, then rewiring, eq. (7): sum |x - u|,
+encoded exactly as ``shortfall * lex_base + rewiring`` (instances.lumos_check.lex_base).
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import numpy as np
 from heuristics.lumos_baselines import helios, uniform_greedy
 from heuristics.lumos_reconfig import EJECT_TIME, itv_configure
 from instances.lumos import UNIVERSAL, Fabric, OcsConfig, ReconfigInstance, perm_from_matrix
-from instances.lumos_check import check_config, fibre_paths, realized_topology
+from instances.lumos_check import check_config, fibre_paths, lex_base, realized_topology
 from instances.lumos_workloads import job_sequence, random_topology, topology_sequence
 from models.backend import Result, solve, solve_lexicographic
 from models.lumos_ilp import build_itv, build_uniform, extract_itv, extract_uniform, itv_start, \
@@ -32,11 +34,54 @@ def rewiring_bound(inst: ReconfigInstance) -> float | None:
     """Lower bound on eq. (7) under cross/dual wiring: every link of C not in the old
     configuration is 2 new circuits, every old link beyond C 2 removed ones, every old
     unidirectional circuit 1 removed one."""
-    if inst.wiring not in UNIVERSAL:
-        return None
+    return float(_rewiring_lb(inst)) if inst.wiring in UNIVERSAL else None
+
+
+def lex_bound(inst: ReconfigInstance) -> float:
+    """Lower bound on the lexicographic objective ``shortfall * B + rewiring`` (B = lex_base),
+    any wiring: a configuration that realizes C needs at least :func:`rewiring_bound`'s
+    circuit changes (the argument holds for every wiring: each link is a fixed pair of
+    circuits), and one that leaves a link unmet has objective >= B."""
+    return float(min(_rewiring_lb(inst), lex_base(inst)))
+
+
+def _rewiring_lb(inst: ReconfigInstance) -> int:
     paths = fibre_paths(inst.fabric, inst.wire, inst.old.perm)
     R = realized_topology(inst.fabric, paths)
-    return float(np.abs(inst.C - R).sum() + int((~paths["bidir"]).sum()))
+    return int(np.abs(inst.C - R).sum() + int((~paths["bidir"]).sum()))
+
+
+def _lex_group(stages: list[Result], base: int, lam: float = 0.0) -> Result:
+    """One group's uniform-ilp result with objective and bound in the lexicographic
+    encoding ``unmet * base + rewiring``. Lexicographic stages: the bound is
+    ceil(stage-1 bound) * base, plus stage 2's bound when stage 1 is proven optimal (then
+    every lexicographic optimum is in stage 2's feasible set). Weighted (``lam`` > 0):
+    base * u + r >= min(1, base / lam) * (lam * u + r), so the weighted bound, scaled."""
+    def lb(x):
+        return float(np.ceil(x - 1e-6))        # both stage objectives are integers
+
+    if lam > 0:
+        res = stages[0]
+        if res.bound is not None:
+            res.bound = res.bound * min(1.0, base / lam)
+        return res
+    first, last = stages[0], stages[-1]
+    res = last if last.has_solution else first
+    if len(stages) == 2 and first.status != "optimal" and res.status == "optimal":
+        res.status = "feasible"     # stage 2 is optimal for a non-optimal stage 1 only
+    if first.bound is None:
+        res.bound = None
+        return res
+    u_lb = max(lb(first.bound), 0.0)
+    proven = first.status == "optimal" and first.objective is not None \
+        and u_lb >= round(first.objective)
+    if res.has_solution and len(stages) == 2 and last.has_solution:
+        res.objective = round(first.objective) * base + last.objective
+    elif res.has_solution:
+        res.objective = None        # stage 1 only: its rewiring is not known here
+    r_lb = lb(last.bound) if proven and len(stages) == 2 and last.bound is not None else 0.0
+    res.bound = u_lb * base + max(r_lb, 0.0)
+    return res
 
 
 def combine(results: list[Result], runtime: float) -> Result:
@@ -47,7 +92,8 @@ def combine(results: list[Result], runtime: float) -> Result:
                  backend="/".join(sorted({r.backend for r in results})) or "none",
                  backend_reason=results[0].backend_reason if results else "")
     if status in ("optimal", "feasible"):
-        out.objective = sum(r.objective for r in results)
+        objs = [r.objective for r in results]
+        out.objective = None if None in objs else sum(objs)
         out.bound = sum(r.bound if r.bound is not None else -np.inf for r in results)
         out.bound = None if not np.isfinite(out.bound) else out.bound
     out.n_vars = sum(r.n_vars for r in results)
@@ -130,7 +176,7 @@ def run_uniform_ilp(inst: ReconfigInstance, cfg: RunConfig) -> MethodOutput:
         seed = min(seeds, key=lambda c: check_config(inst, c)[1]["shortfall"])
     conf, results = OcsConfig.empty(inst.fabric, inst.wire), []
     t0 = time.perf_counter()
-    K = inst.fabric.k_spine
+    K, base = inst.fabric.k_spine, lex_base(inst)
     for h in range(inst.fabric.H):
         model, hd = build_uniform(inst.C[h], _old_mats(inst, h))
         start = uniform_start(hd, [seed.matrix(h, k) for k in range(K)]) if seed else None
@@ -142,17 +188,14 @@ def run_uniform_ilp(inst: ReconfigInstance, cfg: RunConfig) -> MethodOutput:
             if kw.get("time_limit"):
                 kw["time_limit"] /= 2
             stages = solve_lexicographic(model, [hd.unmet, hd.rewiring], start=start, **kw)
-            res = stages[-1] if stages[-1].has_solution else stages[0]
-            if len(stages) == 2 and stages[0].status != "optimal" and res.status == "optimal":
-                res.status = "feasible"     # stage 2 is optimal for a non-optimal stage 1 only
+        res = _lex_group(stages if lam <= 0 else [res], base, lam)
         results.append(res)
         if not res.has_solution:
             return MethodOutput(None, combine(results, time.perf_counter() - t0))
         for k, X in enumerate(extract_uniform(hd, res)):
             conf.perm[h, k] = perm_from_matrix(X)
         model.dispose()
-    out = combine(results, time.perf_counter() - t0)
-    out.bound = None        # a bound on the lexicographic objective, not on the rewiring
+    out = combine(results, time.perf_counter() - t0)   # objective, bound: lexicographic
     return MethodOutput(conf, out, _mrar(inst, conf, cfg))
 
 
@@ -270,9 +313,9 @@ register_problem(Problem(
     name="lumos-reconfig",
     summary="LumosCore / Cross Wiring OCS reconfiguration with minimal rewiring (Han et al.)",
     check=metrics,
-    objective="rewiring",
+    objective="shortfall_rewiring",
     sense="min",
-    metrics=("rewiring", "lower_bound", "circuits", "circuits_added", "circuits_removed", "links",
+    metrics=("shortfall_rewiring", "lex_base", "rewiring", "lower_bound", "circuits", "circuits_added", "circuits_removed", "links",
              "links_added", "links_removed", "reallocated_share", "cos_old_new", "demanded_links",
              "realized_links", "shortfall", "realized", "ltrr", "realized_fraction", "mrar",
              "cos_itv_ilp", "realizable", "proof"),
@@ -293,7 +336,7 @@ register_problem(Problem(
         Method("uniform-ilp", "model", run_uniform_ilp,
                "Uniform-ILP: lexicographic min unmet demand, then min rewiring (spec 2.6)",
                "lam=0 (>0: lam*unmet + rewiring) start=1 helios_start=1 max_vars=400000 mrar=0",
-               applicable=lambda i, c: ilp_applicable(i, c, "uniform")),
+               applicable=lambda i, c: ilp_applicable(i, c, "uniform"), exact=True),
         Method("uniform-greedy", "heuristic", _heur(uniform_greedy),
                "Uniform-Greedy: keep old circuits, then lowest free OCS per unit (spec 2.6)",
                "mrar=0", applicable=lambda i, c: _check_wiring(i, "uniform")),
@@ -305,6 +348,6 @@ register_problem(Problem(
                "mrar=0", applicable=lambda i, c: _check_wiring(i, "uniform")),
     ]},
     default_method="itv-mdmcf",
-    bound=rewiring_bound,
+    bound=lex_bound,
     generator=Generator(generate, GEN_PARAMS),
 ))

@@ -118,12 +118,14 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
                 rec["status"] = "error"
         if want_solution:
             rec["solution"] = prob.solution_to_dict(out.solution)
+    # objective, bound, problem_bound are in the units of prob.objective (the problem's one
+    # ranking metric); a method's solver bound must be too (e.g. lumos-reconfig's encoding)
     analytic = prob.bound(inst) if prob.bound else None
+    better = max if prob.sense == "min" else min      # the tighter of two valid bounds
     rec["problem_bound"] = analytic           # valid for the instance, whatever the method
     if method.exact and res is not None and res.bound is not None:
-        rec["problem_bound"] = res.bound if analytic is None else max(analytic, res.bound)
+        rec["problem_bound"] = res.bound if analytic is None else better(analytic, res.bound)
     if analytic is not None and not method.relaxation:
-        better = max if prob.sense == "min" else min
         rec["bound"] = analytic if rec["bound"] is None else better(rec["bound"], analytic)
     rec["gap"] = relative_gap(rec["objective"], rec["bound"])
     if interrupt.requested() or rec["status"] == "interrupted":

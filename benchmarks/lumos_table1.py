@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmarks.common import main, write_report
+from benchmarks.common import machine, main, write_report
 from instances.lumos_scale import CHIPS_TBPS, PORTS_GBPS, ROWS, table1
 
 
@@ -34,7 +34,8 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
         cells = [f"{o}" if m else f"**{o}** (paper {p})" for o, p, m in zip(sub.ours, sub.paper, sub.match)]
         lines.append(f"| {row} | " + " | ".join(cells) + " |")
     md = ["# [002] Table 1: cluster sizes (GPUs) by switch chip and port bandwidth", "",
-          "Regenerate: `python solve.py reproduce lumos-table1`.", "",
+          f"Regenerate: `python solve.py reproduce lumos-table1`. Closed forms, no solver; "
+          f"Machine: {machine()}.", "",
           "Radix k = chip / port; K_leaf = K_spine = k/2; K_ocs = 512. Clos 2-tier k^2/2, 3-tier "
           "k^3/4, 3-tier 15:1 (k^2/2) floor(15k/16), LumosCore (k/2)^2/tau * K_ocs. Cells are "
           "printed as the paper prints them (the tau=2 row truncated to whole thousands). A cell "

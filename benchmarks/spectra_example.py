@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchmarks.common import machine
 from heuristics.spectra_baseline import baseline, greedy_split, split_nnz
 from heuristics.spectra_bounds import lower_bound
 from heuristics.spectra_decompose import decompose
@@ -49,7 +50,7 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
         ("Spectra (Eclipse) makespan", "not stated", f"{makespan(ecl, inst.delay):.4g}"),
     ]
     md = ["# Spectra worked example (Figs. 2-4)", "",
-          f"Regenerate: `{CMD}`. D is the 3x3 sum of disjoint cyclic shifts with the paper's "
+          f"Regenerate: `{CMD}`. Machine: {machine()}. D is the 3x3 sum of disjoint cyclic shifts with the paper's "
           "weights 0.61, 0.3, 0.1 (Fig. 2's entries are not given in the text), s = 2, delta = 0.01. "
           "The paper shows only Spectra on this example; the Baseline (our greedy LESS-style "
           "split, spec 2.6.3) and Spectra (Eclipse) (spec 2.6.2) rows are ours. Every schedule "

@@ -15,7 +15,6 @@ it is backend-blind.
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
@@ -27,6 +26,7 @@ import gurobipy as gp
 from gurobipy import GRB
 
 from models import interrupt
+from models.gap import relative_gap
 
 STATUSES = ("optimal", "feasible", "infeasible", "unbounded", "time_limit_no_solution", "error",
             "interrupted")
@@ -262,16 +262,6 @@ def solve(model: gp.Model, backend: str = "auto", time_limit: float | None = Non
     res.n_vars, res.n_int_vars, res.n_constrs = model_size(model)
     _fill_gap(res)
     return res
-
-
-def relative_gap(obj: float | None, bound: float | None) -> float | None:
-    """|objective - bound| / |objective| (0 within 1e-9 relative; None if either is missing)."""
-    if obj is None or bound is None:
-        return None
-    diff = abs(obj - bound)
-    if diff <= 1e-9 * max(1.0, abs(obj)):
-        return 0.0
-    return diff / abs(obj) if abs(obj) > 1e-12 else math.inf
 
 
 def _fill_gap(res: Result) -> None:

@@ -5,8 +5,10 @@ reported against the fluid lower bound (``toolkit.a2a_methods.metrics``).
 """
 from __future__ import annotations
 
-from heuristics.a2a_baselines import BASELINES, topoopt_declines
-from toolkit.registry import Method, MethodOutput, RunConfig
+from toolkit.registry import lazy, Method, MethodOutput, RunConfig
+
+# heuristics and models load on first use (solve.py list and --help stay fast)
+topoopt_declines = lazy("heuristics.a2a_baselines", "topoopt_declines")
 
 
 def k2_declines(inst, cfg):
@@ -18,6 +20,8 @@ def k2_declines(inst, cfg):
 
 def _baseline(name):
     def run(inst, cfg: RunConfig) -> MethodOutput:
+        from heuristics.a2a_baselines import BASELINES
+
         st = BASELINES[name](inst)
         return MethodOutput(st, metrics={"family": name})
     return run

@@ -3,13 +3,18 @@ from __future__ import annotations
 
 from math import comb
 
-from heuristics.a2a_bounds import fluid_lower_bound, lower_bound
-from heuristics.a2a_rdc import FAMILIES, k1_candidate, rdc
-from heuristics.a2a_strategy import direct_round_robin, realize
 from instances.a2a import A2AInstance, check_strategy
 from instances.a2a_workloads import generate
-from toolkit.registry import (Generator, Method, MethodOutput, OptionError, Problem, RunConfig,
+from toolkit.registry import (lazy, Generator, Method, MethodOutput, OptionError, Problem, RunConfig,
                               register_problem)
+
+# heuristics and models load on first use (solve.py list and --help stay fast)
+fluid_lower_bound = lazy("heuristics.a2a_bounds", "fluid_lower_bound")
+lower_bound = lazy("heuristics.a2a_bounds", "lower_bound")
+k1_candidate = lazy("heuristics.a2a_rdc", "k1_candidate")
+rdc = lazy("heuristics.a2a_rdc", "rdc")
+direct_round_robin = lazy("heuristics.a2a_strategy", "direct_round_robin")
+realize = lazy("heuristics.a2a_strategy", "realize")
 
 MAX_PATH_ENTRIES = 60_000_000   # a materialized strategy larger than this is declined
 
@@ -22,6 +27,8 @@ def _order(cfg: RunConfig) -> str:
 
 
 def _families(cfg: RunConfig) -> tuple:
+    from heuristics.a2a_rdc import FAMILIES
+
     fams = tuple(f for f in cfg.option("families", ",".join(FAMILIES)).split(",") if f)
     bad = [f for f in fams if f not in FAMILIES]
     if bad or not fams:

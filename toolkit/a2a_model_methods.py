@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from heuristics.a2a_bounds import d_max
-from heuristics.a2a_rdc import family_candidates, k1_candidate
-from heuristics.a2a_strategy import realize
-from models.backend import solve
-from toolkit.registry import Method, MethodOutput, OptionError, RunConfig
+from toolkit.registry import lazy, Method, MethodOutput, OptionError, RunConfig
+
+# heuristics and models load on first use (solve.py list and --help stay fast)
+d_max = lazy("heuristics.a2a_bounds", "d_max")
+family_candidates = lazy("heuristics.a2a_rdc", "family_candidates")
+k1_candidate = lazy("heuristics.a2a_rdc", "k1_candidate")
+realize = lazy("heuristics.a2a_strategy", "realize")
+solve = lazy("models.backend", "solve")
 
 
 def _T(inst) -> float:

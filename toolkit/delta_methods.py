@@ -3,21 +3,32 @@ from __future__ import annotations
 
 import time
 
-import gurobipy as gp
 import numpy as np
 
-from heuristics.delta_baselines import BASELINES
-from heuristics.delta_fast import delta_fast, task_windows, x_upper_bound
-from heuristics.delta_sim import (compile_graph, critical_chain, critical_path_bound,
-                                  evaluate, ideal_reference, simulate)
-from models.backend import solve, solve_lexicographic
-from models.delta_fts import build_fixed_step
-from models.delta_milp import build_interval, extract_interval, mip_start, profile, prune_windows
 from instances.delta import DeltaInstance, check_solution, from_job
 from instances.delta_models import TABLE_I
 from instances.errors import InstanceError
-from toolkit.registry import (Generator, Method, MethodOutput, OptionError, Problem, RunConfig,
+from toolkit.registry import (lazy, Generator, Method, MethodOutput, OptionError, Problem, RunConfig,
                               register_problem)
+
+# heuristics and models load on first use (solve.py list and --help stay fast)
+delta_fast = lazy("heuristics.delta_fast", "delta_fast")
+task_windows = lazy("heuristics.delta_fast", "task_windows")
+x_upper_bound = lazy("heuristics.delta_fast", "x_upper_bound")
+compile_graph = lazy("heuristics.delta_sim", "compile_graph")
+critical_chain = lazy("heuristics.delta_sim", "critical_chain")
+critical_path_bound = lazy("heuristics.delta_sim", "critical_path_bound")
+evaluate = lazy("heuristics.delta_sim", "evaluate")
+ideal_reference = lazy("heuristics.delta_sim", "ideal_reference")
+simulate = lazy("heuristics.delta_sim", "simulate")
+solve = lazy("models.backend", "solve")
+solve_lexicographic = lazy("models.backend", "solve_lexicographic")
+build_fixed_step = lazy("models.delta_fts", "build_fixed_step")
+build_interval = lazy("models.delta_milp", "build_interval")
+extract_interval = lazy("models.delta_milp", "extract_interval")
+mip_start = lazy("models.delta_milp", "mip_start")
+profile = lazy("models.delta_milp", "profile")
+prune_windows = lazy("models.delta_milp", "prune_windows")
 
 
 def _baseline(name):
@@ -25,6 +36,8 @@ def _baseline(name):
         policy = cfg.option("policy", "maxmin")
         if policy not in ("maxmin", "link_equal"):
             raise OptionError(f"option policy: expected maxmin or link_equal, got {policy!r}")
+        from heuristics.delta_baselines import BASELINES
+
         x = BASELINES[name](inst)
         ev = evaluate(inst, x, policy=policy)
         metrics = {k: ev[k] for k in ("nct", "nct_exposed", "ideal_iteration_time") if k in ev}
@@ -40,6 +53,8 @@ def reference_run(inst: DeltaInstance):
 
     It gives T_up (Big-M), K and the pruning anchors, and the MIP start (spec 3.3, 3.6).
     """
+    from heuristics.delta_baselines import BASELINES
+
     best = None
     for name, fn in BASELINES.items():
         x = fn(inst)
@@ -51,6 +66,8 @@ def reference_run(inst: DeltaInstance):
 
 def _ga(inst: DeltaInstance, cfg: RunConfig):
     """DELTA-Fast (Alg. 3) with the spec's defaults, seeded with the three baselines."""
+    from heuristics.delta_baselines import BASELINES
+
     return delta_fast(inst, pop=cfg.option("pop", 64), generations=cfg.option("generations", 5000),
                       stall=cfg.option("stall", 200), seed=cfg.option("seed", 0),
                       time_limit=cfg.option("ga_time_limit", cfg.time_limit or DEFAULT_TIME_LIMIT),
@@ -107,6 +124,8 @@ def _interval_method(variant: str, hot_from_ga: bool = False):
         kw["time_limit"] = cfg.time_limit or DEFAULT_TIME_LIMIT
         t_prep = time.perf_counter() - t_start     # baselines or GA, pruning, model build
         if cfg.option("ports", False):       # lexicographic stage (4): fewest circuits at C <= C*
+            import gurobipy as gp
+
             stages = solve_lexicographic(model, [gp.LinExpr(h.C), h.ports], start=start,
                                          rel_tol=cfg.option("port_tol", 1e-6), **kw)
             res = stages[-1] if stages[-1].has_solution else stages[0]

@@ -7,17 +7,24 @@ Methods ([002] 4.1, spec 2.7): ``heuristic-decomposition`` (Theorem 4.1, default
 from __future__ import annotations
 
 
-from heuristics.lumos_logical import greedy_assign, heuristic_decomposition, theorem42_holds
 from instances.errors import InstanceError
 from instances.lumos import Fabric
 from instances.lumos_size import guard_logical
 from instances.lumos_logical import LogicalInstance
 from instances.lumos_check import check_logical
 from instances.lumos_workloads import random_requirement
-from models.backend import solve
-from models.lumos_logical import build_logical, extract_logical, logical_size, logical_start
-from toolkit.registry import Generator, Method, MethodOutput, OptionError, Problem, RunConfig, \
+from toolkit.registry import lazy, Generator, Method, MethodOutput, OptionError, Problem, RunConfig, \
     register_problem
+
+# heuristics and models load on first use (solve.py list and --help stay fast)
+greedy_assign = lazy("heuristics.lumos_logical", "greedy_assign")
+heuristic_decomposition = lazy("heuristics.lumos_logical", "heuristic_decomposition")
+theorem42_holds = lazy("heuristics.lumos_logical", "theorem42_holds")
+solve = lazy("models.backend", "solve")
+build_logical = lazy("models.lumos_logical", "build_logical")
+extract_logical = lazy("models.lumos_logical", "extract_logical")
+logical_size = lazy("models.lumos_logical", "logical_size")
+logical_start = lazy("models.lumos_logical", "logical_start")
 
 MAX_VARS = 200_000
 

@@ -9,19 +9,31 @@ encoded exactly as ``shortfall * lex_base + rewiring`` (instances.lumos_check.le
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from heuristics.lumos_baselines import helios, uniform_greedy
-from heuristics.lumos_reconfig import EJECT_TIME, itv_configure
 from instances.lumos import UNIVERSAL, Fabric, OcsConfig, ReconfigInstance, perm_from_matrix
 from instances.lumos_check import check_config, fibre_paths, lex_base, realized_topology
 from instances.lumos_workloads import job_sequence, random_topology, topology_sequence
-from models.backend import Result, solve, solve_lexicographic
-from models.lumos_ilp import build_itv, build_uniform, extract_itv, extract_uniform, itv_start, \
-    uniform_start
-from toolkit.registry import Generator, Method, MethodOutput, OptionError, Problem, RunConfig, \
+from toolkit.registry import lazy, Generator, Method, MethodOutput, OptionError, Problem, RunConfig, \
     register_problem
+
+if TYPE_CHECKING:
+    from models.backend import Result
+
+# heuristics and models load on first use (solve.py list and --help stay fast)
+helios = lazy("heuristics.lumos_baselines", "helios")
+uniform_greedy = lazy("heuristics.lumos_baselines", "uniform_greedy")
+itv_configure = lazy("heuristics.lumos_reconfig", "itv_configure")
+solve = lazy("models.backend", "solve")
+solve_lexicographic = lazy("models.backend", "solve_lexicographic")
+build_itv = lazy("models.lumos_ilp", "build_itv")
+build_uniform = lazy("models.lumos_ilp", "build_uniform")
+extract_itv = lazy("models.lumos_ilp", "extract_itv")
+extract_uniform = lazy("models.lumos_ilp", "extract_uniform")
+itv_start = lazy("models.lumos_ilp", "itv_start")
+uniform_start = lazy("models.lumos_ilp", "uniform_start")
 
 ILP_MAX_VARS = 400_000   # per group; above this the ILPs decline (--option max_vars=N forces)
 
@@ -86,6 +98,8 @@ def _lex_group(stages: list[Result], base: int, lam: float = 0.0) -> Result:
 
 def combine(results: list[Result], runtime: float) -> Result:
     """One record for the per-group solves (groups are independent, spec 2.4)."""
+    from models.backend import Result
+
     order = ("error", "time_limit_no_solution", "infeasible", "unbounded", "feasible", "optimal")
     status = min((r.status for r in results), key=order.index) if results else "optimal"
     out = Result(status, runtime_s=runtime,
@@ -128,6 +142,8 @@ def run_itv_heuristic(aware: bool):
             raise OptionError(f"option workers: expected >= 0 (0: by size), got {workers}")
         if cfg.threads:                   # the run's thread budget (batch --workers sets 1)
             workers = min(workers or cfg.threads, cfg.threads)
+        from heuristics.lumos_reconfig import EJECT_TIME
+
         eject_time = cfg.option("eject_time", EJECT_TIME, float)
         if eject_time < 0:
             raise OptionError(f"option eject_time: expected >= 0 s (0: no guard), got {eject_time}")
@@ -226,6 +242,7 @@ def run_realize(inst: ReconfigInstance, cfg: RunConfig) -> MethodOutput:
     """Spec 1.4 realizability check under the instance's wiring (ignores the old
     configuration): a configuration, or status ``infeasible`` with the proof in ``message``."""
     from heuristics.lumos_realize import realize
+    from models.backend import Result
 
     kw = cfg.solve_kw()
     r = realize(inst.fabric, inst.C, inst.wiring, backend=kw["backend"], time_limit=kw["time_limit"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from models.backend import relative_gap
+from models.gap import relative_gap
 
 RANK_FIELDS = ("rank", "best_objective", "best_bound", "vs_best", "vs_best_bound")
 

@@ -6,10 +6,12 @@ with a :class:`Problem`. Problem modules are imported lazily by :func:`problems`
 from __future__ import annotations
 
 import importlib
+import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from models.backend import Result
+if TYPE_CHECKING:
+    from models.backend import Result
 
 PROBLEM_MODULES = ("toolkit.spectra_methods", "toolkit.delta_methods", "toolkit.a2a_methods",
                    "toolkit.lumos_reconfig_methods", "toolkit.lumos_logical_methods")
@@ -119,3 +121,30 @@ def problem(name: str) -> Problem:
     if name not in probs:
         raise KeyError(f"unknown problem {name!r} (known: {', '.join(sorted(probs))})")
     return probs[name]
+
+
+_LAZY: dict[str, set[str]] = {}    # problem module -> the modules it binds with lazy()
+
+
+def lazy(module: str, name: str) -> Callable:
+    """The function ``module.name``, imported on its first call.
+
+    Problem modules bind their heuristics and model builders this way, so listing the
+    registry (``solve.py list``, ``--help``) imports no solver, scipy.optimize or networkx.
+    """
+    _LAZY.setdefault(sys._getframe(1).f_globals["__name__"], set()).add(module)
+
+    def call(*args, **kw):
+        return getattr(importlib.import_module(module), name)(*args, **kw)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"{module}.{name} (imported on first call)"
+    call.target = (module, name)
+    return call
+
+
+def preload(fn: Callable) -> None:
+    """Import the modules that ``fn``'s problem module binds with :func:`lazy`, so a timed
+    run (``runtime_s``) does not include them."""
+    for mod in sorted(_LAZY.get(getattr(fn, "__module__", ""), ())):
+        importlib.import_module(mod)

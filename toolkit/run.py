@@ -11,8 +11,8 @@ import traceback
 import instances
 from instances.errors import InstanceError
 from models import interrupt
-from models.backend import relative_gap
-from toolkit.registry import OptionError, RunConfig, problem
+from models.gap import relative_gap
+from toolkit.registry import OptionError, RunConfig, preload, problem
 from toolkit.versions import versions_text
 
 CORE_FIELDS = ("instance", "name", "problem", "method", "backend", "status", "objective", "bound",
@@ -80,6 +80,7 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
     rec = {k: None for k in CORE_FIELDS}
     rec.update(instance=source, name=inst.name, problem=prob.name, method=method.name,
                verified=False, message="", versions=versions_text())
+    preload(method.run)        # its heuristics and models: imported before the clock starts
     t0 = time.perf_counter()
     interrupt.clear()
     try:

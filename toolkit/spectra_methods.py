@@ -2,19 +2,30 @@
 from __future__ import annotations
 
 
-from heuristics.spectra_baseline import baseline, greedy_split, split_nnz
-from heuristics.spectra_bounds import lower_bound
-from heuristics.spectra_decompose import decompose, degree
-from heuristics.spectra_eclipse import QUANTILES, eclipse_decompose
-from heuristics.spectra_schedule import spectra
 from instances.spectra import SpectraInstance, check_schedule
 from instances.spectra_workloads import generate
-from models.backend import solve
-from models.spectra_milp import (build_milp, build_refine_lp, extract_milp, extract_refine_lp,
-                                 milp_size, milp_start)
-from models.spectra_split import build_split_milp, extract_split, split_start
-from toolkit.registry import (Generator, Method, MethodOutput, OptionError, Problem, RunConfig,
+from toolkit.registry import (lazy, Generator, Method, MethodOutput, OptionError, Problem, RunConfig,
                               register_problem)
+
+# heuristics and models load on first use (solve.py list and --help stay fast)
+baseline = lazy("heuristics.spectra_baseline", "baseline")
+greedy_split = lazy("heuristics.spectra_baseline", "greedy_split")
+split_nnz = lazy("heuristics.spectra_baseline", "split_nnz")
+lower_bound = lazy("heuristics.spectra_bounds", "lower_bound")
+decompose = lazy("heuristics.spectra_decompose", "decompose")
+degree = lazy("heuristics.spectra_decompose", "degree")
+eclipse_decompose = lazy("heuristics.spectra_eclipse", "eclipse_decompose")
+spectra = lazy("heuristics.spectra_schedule", "spectra")
+solve = lazy("models.backend", "solve")
+build_milp = lazy("models.spectra_milp", "build_milp")
+build_refine_lp = lazy("models.spectra_milp", "build_refine_lp")
+extract_milp = lazy("models.spectra_milp", "extract_milp")
+extract_refine_lp = lazy("models.spectra_milp", "extract_refine_lp")
+milp_size = lazy("models.spectra_milp", "milp_size")
+milp_start = lazy("models.spectra_milp", "milp_start")
+build_split_milp = lazy("models.spectra_split", "build_split_milp")
+extract_split = lazy("models.spectra_split", "extract_split")
+split_start = lazy("models.spectra_split", "split_start")
 
 MILP_MAX_VARS = 5000  # above this, `milp` declines (override: --option max_vars=N)
 SPLIT_TIME_LIMIT = 60.0  # baseline-milp default solver time limit (spec 2.6.3)
@@ -100,6 +111,8 @@ def split_applicable(inst: SpectraInstance, cfg: RunConfig) -> str | None:
 
 def run_eclipse(inst: SpectraInstance, cfg: RunConfig) -> MethodOutput:
     """Spectra (Eclipse): Eclipse decomposition (spec 2.6.2), then LPT + Equalize."""
+    from heuristics.spectra_eclipse import QUANTILES
+
     search = cfg.option("alpha_search", "quantile")
     if search not in ("quantile", "exhaustive"):
         raise OptionError(f"option alpha_search: expected quantile or exhaustive, got {search!r}")

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
+from heuristics.lsap import linear_sum_assignment
 
 from instances.spectra import SUPPORT_EPS, support
 

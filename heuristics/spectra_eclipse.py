@@ -27,7 +27,7 @@ bounds the loop by nnz(D) rounds for every search mode.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
+from heuristics.lsap import linear_sum_assignment
 
 from heuristics.spectra_decompose import Decomposition
 from instances.spectra import SUPPORT_EPS, effective

@@ -17,17 +17,16 @@ HEAVY = ("scipy.optimize", "networkx", "ortools", "gurobipy", "dask", "pandas", 
 
 
 def _loaded_after(argv: list[str]) -> set[str]:
-    """The HEAVY modules in sys.modules after ``solve.main(argv)`` in a fresh interpreter."""
+    """The HEAVY modules in sys.modules after ``solve.main(argv)`` in a fresh interpreter
+    (a package is there once its ``__init__`` ran, whatever submodule was asked for)."""
     code = ("import io, json, sys, contextlib\nimport solve\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    try:\n        solve.main(%r, out_stream=io.StringIO())\n"
             "    except SystemExit:\n        pass\n"
-            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in %r "
-            "or m.startswith('scipy.optimize'))))" % (argv, tuple(h.split(".")[0] for h in HEAVY)))
+            "print(json.dumps(sorted(m for m in %r if m in sys.modules)))" % (argv, HEAVY))
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                           check=True)
-    mods = set(json.loads(proc.stdout.splitlines()[-1]))
-    return {h for h in HEAVY if any(m == h or m.startswith(h + ".") for m in mods)}
+    return set(json.loads(proc.stdout.splitlines()[-1]))
 
 
 def test_help_imports_no_heavy_module():
@@ -43,8 +42,9 @@ def test_list_imports_only_gurobipy_for_the_licence_line():
 def test_heuristic_solve_does_not_load_other_problems_libraries():
     loaded = _loaded_after(["solve", "instances/examples/worked_example.json",
                             "--format", "json"])
-    assert "scipy.optimize" in loaded           # Spectra's Decompose needs it
-    assert not loaded & {"networkx", "ortools", "dask", "pandas"}
+    # Spectra's Decompose needs only scipy's LSAP extension (heuristics.lsap), not the
+    # package scipy.optimize; a heuristic needs no solver
+    assert not loaded & {"scipy.optimize", "gurobipy", "networkx", "ortools", "dask", "pandas"}
 
 
 def test_every_lazy_binding_names_a_real_function():
@@ -63,12 +63,31 @@ def test_every_lazy_binding_names_a_real_function():
     assert seen > 40
 
 
-@pytest.mark.parametrize("problem", ["spectra", "lumos-reconfig"])
-def test_preload_imports_the_method_modules_before_the_clock(problem):
+@pytest.mark.parametrize("problem,method,heuristic", [
+    ("spectra", "spectra", "heuristics.spectra_schedule"),
+    ("spectra", "milp", "heuristics.spectra_schedule"),
+    ("lumos-reconfig", "itv-ilp", "heuristics.lumos_reconfig")])
+def test_preload_imports_the_method_modules_before_the_clock(problem, method, heuristic):
+    # a heuristic gets its heuristics; a model method its models (and so gurobipy) too
     code = ("import sys\nfrom toolkit.registry import preload, problem\n"
-            f"p = problem({problem!r})\nm = p.methods[p.default_method]\n"
-            "before = 'models.backend' in sys.modules\npreload(m.run)\n"
-            "print(before, 'models.backend' in sys.modules)")
+            f"m = problem({problem!r}).methods[{method!r}]\n"
+            f"mods = ('models.backend', {heuristic!r})\n"
+            "print(*[m in sys.modules for m in mods], end=' ')\npreload(m)\n"
+            "print(*[m in sys.modules for m in mods], m.kind)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                           check=True)
-    assert proc.stdout.split() == ["False", "True"]
+    before_backend, before_heur, after_backend, after_heur, kind = proc.stdout.split()
+    assert (before_backend, before_heur, after_heur) == ("False", "False", "True")
+    assert after_backend == str(kind == "model")
+
+
+def test_lsap_is_scipys_function_without_scipy_optimize():
+    code = ("import sys\nfrom heuristics.lsap import linear_sum_assignment as f\n"
+            "print('scipy.optimize' in sys.modules)\n"
+            "import numpy as np, scipy.optimize\n"
+            "print(f is scipy.optimize.linear_sum_assignment)\n"
+            "c = np.array([[4., 1, 3], [2, 0, 5], [3, 2, 2]])\n"
+            "print([list(map(int, a)) for a in f(c)])")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          check=True)
+    assert proc.stdout.split("\n")[:3] == ["False", "True", "[[0, 1, 2], [1, 0, 2]]"]

@@ -3,7 +3,8 @@
 The function is a builtin of scipy's compiled ``scipy/optimize/_lsap`` extension; importing it
 as ``scipy.optimize.linear_sum_assignment`` first runs ``scipy.optimize/__init__`` (linalg,
 linprog, shgo, ...: about 0.3-0.5 s on 2 cores), which Spectra's heuristics never use. This
-module loads that extension file directly (the same function object scipy exports) and falls
+module loads that extension file directly (the same compiled routine scipy exports; on newer
+scipy a second instance of the module) and falls
 back to the ordinary import when the file is not where scipy 1.x puts it.
 """
 from __future__ import annotations

@@ -164,3 +164,21 @@ def expect_bad(tmp_path: Path, data, method: str, field: str, *words: str) -> st
     for w in words:
         assert w in line, line
     return line
+
+
+def check_mutants(tmp_path: Path, base: dict, method: str, budget_s: float = 10.0) -> None:
+    """The FUZZ property over ``mutants(base)`` solved by ``method``, whole run within
+    ``budget_s`` (a bound against hangs, not a speed target)."""
+    import time
+
+    from hypothesis import given
+
+    t0 = time.perf_counter()
+
+    @FUZZ
+    @given(data=mutants(base))
+    def check(data):
+        assert_contract(*run_cli(tmp_path, data, method))
+
+    check()
+    assert time.perf_counter() - t0 < budget_s

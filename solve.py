@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
-TABLE_COLS = ("name", "method", "backend", "status", "objective", "bound", "gap", "runtime_s",
+TABLE_COLS = ("file", "name", "method", "backend", "status", "objective", "bound", "gap", "runtime_s",
               "verified")
 
 
@@ -102,6 +102,10 @@ def _config(args):
 def _fmt(v):
     if v is None or (isinstance(v, str) and v == ""):
         return "-"
+    if hasattr(v, "tolist"):            # numpy scalar or array
+        v = v.tolist()
+    if isinstance(v, (list, tuple, dict)):
+        return json.dumps(v, separators=(",", ":"), default=str)
     if isinstance(v, str):
         try:
             v = float(v) if v.lower() not in ("nan", "true", "false") else v
@@ -122,22 +126,27 @@ def print_records(recs: list[dict], fmt: str, extra: list[str] | None = None, st
         return
     if not recs:
         return
-    cols = list(TABLE_COLS) + [c for c in (extra or []) if c not in TABLE_COLS]
-    if fmt == "csv":                # the batch CSV's columns: core fields, then metrics
-        import csv
+    if fmt == "csv":                # the batch CSV's columns: core fields, then the rest
+        from toolkit.batch import write_csv
 
-        from toolkit.run import CORE_FIELDS
-
-        cols = list(CORE_FIELDS) + [c for c in (extra or []) if c not in CORE_FIELDS]
-        w = csv.DictWriter(stream, cols, extrasaction="ignore")
-        w.writeheader()
-        w.writerows({k: ("" if r.get(k) is None else r.get(k)) for k in cols} for r in recs)
+        write_csv(recs, stream)
         return
+    cols = list(TABLE_COLS) + [c for c in (extra or []) if c not in TABLE_COLS]
+    recs = _with_file(recs)
     cells = [[_fmt(r.get(c)) for c in cols] for r in recs]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
     print("  ".join(c.ljust(w) for c, w in zip(cols, widths)), file=stream)
     for row in cells:
         print("  ".join(v.ljust(w) for v, w in zip(row, widths)), file=stream)
+
+
+def _with_file(recs: list[dict]) -> list[dict]:
+    """The records with a ``file`` field for the table: the instance file's name when no
+    two different paths share it, else the path as given."""
+    paths = {str(r.get("instance") or "") for r in recs}
+    short = len({Path(p).name for p in paths}) == len(paths)
+    return [{**r, "file": Path(str(r.get("instance") or "")).name if short else r.get("instance")}
+            for r in recs]
 
 
 def print_by_problem(recs: list[dict]) -> None:
@@ -356,10 +365,14 @@ def cmd_gap(args) -> int:
     cols = list(RANK_FIELDS)
     print_records(rows, args.format, cols)
     if args.out:
-        import pandas as pd
+        import io
+
+        from toolkit.batch import write_csv
         from toolkit.io import write_text_atomic
 
-        write_text_atomic(args.out, pd.DataFrame(rows).to_csv(index=False))
+        buf = io.StringIO()
+        write_csv(rows, buf)
+        write_text_atomic(args.out, buf.getvalue())
         _note(f"gap study written to {args.out}")
     return code
 

@@ -17,6 +17,7 @@ Run: python solve.py reproduce delta-fig6|delta-fig8|delta-fig9|delta-fig10|delt
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -229,7 +230,7 @@ def run_fig10(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
                 continue
             src = Path(row.iloc[0]["instance"])
             inst = load_instance(src)
-            used = np.array(row.iloc[0]["pod_ports_used"].split(), float)
+            used = _pod_ports(row.iloc[0]["pod_ports_used"])
             freed = np.maximum(inst.ports - used, 0.0)
             for extra in (False, True):
                 inst_t = reversed_copy(inst, freed, extra)
@@ -315,9 +316,19 @@ def run_fig11(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
 
 
 def _trajectory(text) -> list[tuple[float, float]]:
+    """``incumbents`` of a record or CSV cell: a list, its JSON, or the older ``t:obj;...``."""
+    if isinstance(text, str) and text.startswith("["):
+        text = json.loads(text)
+    if isinstance(text, list):
+        return [(float(t), float(o)) for t, o in text]
     if not isinstance(text, str) or not text:
         return []
     return [tuple(map(float, p.split(":"))) for p in text.split(";")]
+
+
+def _pod_ports(cell) -> np.ndarray:
+    """``pod_ports_used`` of a CSV cell: a JSON array, or the older space-separated numbers."""
+    return np.array(json.loads(cell) if cell.startswith("[") else cell.split(), float)
 
 
 def convergence_table(df: pd.DataFrame) -> pd.DataFrame:

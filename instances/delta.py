@@ -302,10 +302,16 @@ def check_solution(inst: DeltaInstance, sol: DeltaSolution) -> tuple[list[str], 
             g, k, _, _ = over
             bad.append(f"{side[:3]} NIC of GPU {gpu_ids[g]} over capacity in interval {k}")
     metrics = {"iteration_time": makespan_of(inst, C),
-               "ports_used": float(used.sum()),
+               "ports_used": _count(used.sum()),
                "port_ratio": float(used.sum() / inst.ports.sum()) if inst.ports.sum() else 0.0,
-               "pod_ports_used": " ".join(f"{v:g}" for v in used)}   # per Pod, in pods order
+               "pod_ports_used": [_count(v) for v in used]}   # per Pod, in pods order
     return bad, metrics
+
+
+def _count(v) -> int | float:
+    """A port count: an int (a float only when a bad topology made it fractional)."""
+    v = float(v)
+    return int(v) if v.is_integer() else v
 
 
 def _over_capacity(row, k, w, K, cap_of):

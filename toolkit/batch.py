@@ -105,8 +105,7 @@ class CsvSink:
         return out
 
     def append(self, rec: dict) -> None:
-        row = {k: ("" if v is None else v) for k, v in rec.items()
-               if k not in ("solution", "traceback")}
+        row = {k: csv_cell(v) for k, v in rec.items() if k not in NOT_IN_CSV}
         key, pm = row.get("run_key"), _path_method(row)
 
         def stale(r):
@@ -138,6 +137,49 @@ class CsvSink:
 def _order(cols: list[str]) -> list[str]:
     core = [c for c in CORE_FIELDS if c in cols]
     return core + [c for c in cols if c not in core]
+
+
+NOT_IN_CSV = ("solution", "traceback")
+
+
+def csv_columns(recs: list[dict]) -> list[str]:
+    """The columns of a CSV of records (the batch CSV, ``solve``/``gap --format csv``):
+    CORE_FIELDS, then every other field in order of first appearance (metrics, ranks)."""
+    seen: dict = {}
+    for r in recs:
+        seen.update((k, None) for k in r if k not in NOT_IN_CSV)
+    return _order(list(CORE_FIELDS) + list(seen))
+
+
+def csv_cell(v):
+    """One CSV cell: None is empty; numpy scalars are Python numbers (an int stays an int);
+    lists, tuples, arrays and dicts are one JSON string (non-finite numbers as null)."""
+    if v is None:
+        return ""
+    if hasattr(v, "tolist"):            # numpy scalar or array
+        v = v.tolist()
+    if isinstance(v, (list, tuple, dict)):
+        return json.dumps(_finite(v), separators=(",", ":"), allow_nan=False)
+    return v
+
+
+def _finite(v):
+    if hasattr(v, "tolist"):
+        v = v.tolist()
+    if isinstance(v, float):
+        return v if v == v and v not in (float("inf"), float("-inf")) else None
+    if isinstance(v, dict):
+        return {str(k): _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    return v
+
+
+def write_csv(recs: list[dict], stream) -> None:
+    """``recs`` as CSV on ``stream``, with :func:`csv_columns` and :func:`csv_cell`."""
+    w = csv.DictWriter(stream, csv_columns(recs), extrasaction="ignore")
+    w.writeheader()
+    w.writerows({k: csv_cell(v) for k, v in r.items()} for r in recs)
 
 
 @dataclass

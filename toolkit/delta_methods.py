@@ -158,10 +158,11 @@ def _interval_method(variant: str, hot_from_ga: bool = False):
 def _convergence(res, t_prep: float) -> dict:
     """Fig. 11's convergence time (spec 3.7): preparation (for HotStart the GA too) plus the
     time of the last incumbent improving its predecessor by >= 0.01%; and the incumbent
-    trajectory ``t:objective;...`` on the same clock, for time-to-target comparisons."""
+    trajectory ``[[t, objective], ...]`` on the same clock, for time-to-target comparisons."""
     t = res.converged_s()
     return {"prep_s": t_prep, "converged_s": None if t is None else t_prep + t,
-            "incumbents": ";".join(f"{t_prep + ti:.6f}:{obj:.10g}" for ti, obj in res.incumbents)}
+            "incumbents": [[round(t_prep + ti, 6), float(f"{obj:.10g}")]
+                           for ti, obj in res.incumbents]}
 
 
 def run_fts(inst: DeltaInstance, cfg: RunConfig) -> MethodOutput:

@@ -23,6 +23,7 @@ it lowers rho at every tau. Relaxations (not solutions of the problem) are left 
 from __future__ import annotations
 
 import csv
+import io
 import math
 from pathlib import Path
 
@@ -171,7 +172,6 @@ def markdown(rows: list[dict], summary: list[dict]) -> str:
 def write_table_csv(rows: list[dict], cols, path: Path) -> None:
     from toolkit.batch import csv_cell
     from toolkit.io import write_text_atomic
-    import io
 
     buf = io.StringIO()
     w = csv.DictWriter(buf, list(cols), extrasaction="ignore")

@@ -24,7 +24,7 @@ $(STAMP): $(LOCK) pyproject.toml
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(PY) solve.py batch instances/examples --methods spectra,spectra-noeq,milp,prop-alloc,sqrt-alloc,iter-halve --time-limit 20 --out results/demo.csv
+	$(PY) solve.py batch instances/examples --methods spectra,spectra-noeq,milp,prop-alloc,sqrt-alloc,iter-halve --time-limit 20 --out results/demo
 
 test: $(STAMP)
 	$(PY) -m pytest -q

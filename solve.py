@@ -3,8 +3,8 @@
 
     python solve.py list
     python solve.py solve FILE... [--method M] [--backend auto|gurobi|highs] ...
-    python solve.py batch PATH... [--methods M1,M2] [--workers N] [--scheduler ADDR] [--out CSV]
-    python solve.py gap FILE... --methods M1,M2
+    python solve.py batch PATH... [--methods M1,M2] [--workers N] [--scheduler ADDR] [--out DIR]
+    python solve.py gap PATH... --methods M1,M2 [--workers N] [--out DIR]
     python solve.py generate PROBLEM [--param value ...] -o FILE
     python solve.py reproduce TARGET [--quick]
 
@@ -20,6 +20,9 @@ import json
 import math
 import sys
 from pathlib import Path
+
+from toolkit.outdir import json_default as _json_default
+from toolkit.outdir import json_safe  # noqa: F401 - records as JSON (solve.json_safe)
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 TABLE_COLS = ("file", "name", "method", "backend", "status", "objective", "bound", "gap", "runtime_s",
@@ -160,43 +163,6 @@ def print_by_problem(recs: list[dict]) -> None:
         print_records(rs, "table", _metric_cols(rs))
 
 
-def json_safe(rec: dict) -> dict:
-    """The record with every non-finite number replaced by null (JSON has no NaN or
-    Infinity; ``json.loads`` of another language would fail), and the fields so replaced
-    named in ``message``."""
-    import numpy as np
-
-    def clean(v, path, hit):
-        if isinstance(v, (float, np.floating)) and not math.isfinite(float(v)):
-            hit.append(f"{path}={float(v)!r}")
-            return None
-        if isinstance(v, dict):
-            return {k: clean(x, f"{path}.{k}" if path else str(k), hit) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [clean(x, f"{path}[{i}]", hit) for i, x in enumerate(v)]
-        if isinstance(v, np.ndarray):
-            return clean(v.tolist(), path, hit)
-        return v
-
-    hit: list[str] = []
-    out_ = clean(rec, "", hit)
-    if hit:
-        note = "non-finite values written as null: " + ", ".join(hit[:5]) + \
-            (f" and {len(hit) - 5} more" if len(hit) > 5 else "")
-        out_["message"] = f"{out_['message']}; {note}" if out_.get("message") else note
-    return out_
-
-
-def _json_default(o):
-    import numpy as np
-
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    return str(o)
-
-
 def _metric_cols(recs):
     from toolkit.registry import problems
 
@@ -241,17 +207,19 @@ def cmd_list(args) -> int:
 def cmd_solve(args) -> int:
     import instances
     from instances.errors import InstanceError
-    from toolkit.io import write_text_atomic
     from toolkit.run import Interrupted, NotApplicable, failed, run_task
 
     cfg = _config(args)
+    folder = _out_folder(args.out) if args.out else None
     code, recs = EXIT_OK, []
     for i, f in enumerate(args.files):
         try:
             data = instances.read_json(f)
-            if args.out:
-                cfg.iis_path = str(Path(args.out) / f"{Path(f).stem}.iis.ilp")
-            rec = run_task(data, f, args.method, cfg, want_solution=bool(args.out))
+            if folder:
+                from toolkit.outdir import iis_path
+
+                cfg.iis_path = str(iis_path(folder, f, _method_name(data, args.method)))
+            rec = run_task(data, f, args.method, cfg, want_solution=bool(folder))
         except (InstanceError, NotApplicable) as exc:
             _note(f"error: {exc}")
             code = EXIT_BAD_INPUT
@@ -264,10 +232,8 @@ def cmd_solve(args) -> int:
             _note(f"failure: {f} [{rec['method']}]: status {rec['status']}"
                   + (f": {rec['message']}" if rec.get("message") else ""))
             code = max(code, EXIT_FAIL) if code != EXIT_BAD_INPUT else code
-        if args.out and rec.get("solution") is not None:
-            path = Path(args.out) / f"{Path(f).stem}.{rec['method']}.json"
-            write_text_atomic(path, json.dumps(json_safe(rec), indent=1, default=_json_default,
-                                               allow_nan=False) + "\n")
+        if folder:
+            _keep(folder, f, rec, cfg)
         if args.format == "json":
             print_records([rec], "json")
             OUT.flush()
@@ -280,6 +246,37 @@ def cmd_solve(args) -> int:
     return code
 
 
+def _out_folder(path) -> Path:
+    """``--out`` as a folder (created), or BadInput when it names a file."""
+    from toolkit.outdir import OutDirError, out_dir
+
+    try:
+        return out_dir(path)
+    except OutDirError as exc:
+        raise BadInput(str(exc)) from None
+
+
+def _method_name(data: dict, method: str | None) -> str:
+    """The method a solve will run (``--method`` or the problem's default)."""
+    from toolkit.registry import problem
+
+    try:
+        return method or problem(data["problem"]).default_method
+    except (KeyError, TypeError):        # run_task reports the bad file
+        return "default"
+
+
+def _keep(folder: Path, f: str, rec: dict, cfg) -> None:
+    """A solve's run in the --out folder: its row in records.csv (keyed as batch keys it,
+    so a batch into the folder skips it), its record and solution as JSON."""
+    from toolkit.batch import CsvSink, file_digest, run_key
+    from toolkit.outdir import RECORDS_CSV, write_solution
+
+    write_solution(folder, rec)
+    CsvSink(folder / RECORDS_CSV).append(
+        {**rec, **run_key(Path(f), file_digest(Path(f)), rec["method"], cfg)})
+
+
 def _interrupted_note(exc, n_left: int) -> None:
     rec = exc.record
     _note(f"interrupted: {rec['instance']} [{rec['method']}] stopped by Ctrl-C after "
@@ -288,34 +285,45 @@ def _interrupted_note(exc, n_left: int) -> None:
 
 
 def cmd_batch(args) -> int:
-    from toolkit.batch import SchedulerError, run_batch
     from toolkit.run import failed
+
+    rep, where = _run_batch(args, _method_list(args.methods) if args.methods else None,
+                            progress=not args.no_progress)
+    print_by_problem(rep.rows)
+    if rep.other_rows:
+        _note(f"{where} also holds {rep.other_rows} row(s) of these files and methods made "
+              f"with other settings (or before run keys); kept, told apart by run_key and "
+              f"settings; the table shows this run's")
+    fails = [r for r in rep.ran if failed(r)]
+    _note(f"batch: {len(rep.ran)} ran, {rep.skipped_done} already in {where}, "
+          f"{len(rep.declined)} declined, {len(rep.bad_input)} bad input, {len(fails)} failed; "
+          f"results in {args.out}")
+    if rep.bad_input:
+        return EXIT_BAD_INPUT
+    return EXIT_FAIL if fails else EXIT_OK
+
+
+def _run_batch(args, methods, progress: bool):
+    """The batch of ``args`` (batch or gap) into its --out folder (none: in memory);
+    returns the BatchReport and where the records are. Declines and bad files go to stderr."""
+    from toolkit.batch import SchedulerError, run_batch
+    from toolkit.outdir import RECORDS_CSV
 
     cfg = _config(args)
     if args.workers < 1:
         raise BadInput(f"--workers must be >= 1, got {args.workers}")
-    methods = _method_list(args.methods) if args.methods else None
+    folder = _out_folder(args.out) if args.out else None
+    csv_path = folder / RECORDS_CSV if folder else None
     try:
-        rep = run_batch(args.paths, methods, cfg, args.out, workers=args.workers,
-                        scheduler=args.scheduler, progress=not args.no_progress)
+        rep = run_batch(args.paths, methods, cfg, csv_path, workers=args.workers,
+                        scheduler=args.scheduler, progress=progress, solutions=folder)
     except SchedulerError as exc:
         raise BadInput(str(exc)) from None
     for msg in rep.bad_input:
         _note(f"skipped bad input: {msg}")
     for msg in rep.declined:
         _note(f"skipped: {msg}")
-    print_by_problem(rep.rows)
-    if rep.other_rows:
-        _note(f"{args.out} also holds {rep.other_rows} row(s) of these files and methods made "
-              f"with other settings (or before run keys); kept, told apart by run_key and "
-              f"settings; the table shows this run's")
-    fails = [r for r in rep.ran if failed(r)]
-    _note(f"batch: {len(rep.ran)} ran, {rep.skipped_done} already in {args.out}, "
-          f"{len(rep.declined)} declined, {len(rep.bad_input)} bad input, {len(fails)} failed; "
-          f"results in {args.out}")
-    if rep.bad_input:
-        return EXIT_BAD_INPUT
-    return EXIT_FAIL if fails else EXIT_OK
+    return rep, csv_path
 
 
 def _method_list(text: str) -> list[str]:
@@ -332,49 +340,29 @@ def _method_list(text: str) -> list[str]:
 
 
 def cmd_gap(args) -> int:
-    import instances
-    from instances.errors import InstanceError
-    from toolkit.rank import RANK_FIELDS, rank_records
-    from toolkit.run import Interrupted, NotApplicable, failed, run_task
+    """A batch of every file with every method that applies to its problem, ranked per
+    instance; with --out, also the report (toolkit.gap_report) in that folder."""
+    from toolkit.batch import KEY_FIELDS
+    from toolkit.gap_report import rank_by_instance, write_report
+    from toolkit.outdir import from_row
+    from toolkit.rank import RANK_FIELDS
+    from toolkit.run import failed
 
-    cfg = _config(args)
-    methods = _method_list(args.methods)
-    code, rows = EXIT_OK, []
-    for i, f in enumerate(args.files):
-        recs = []
-        try:
-            data = instances.read_json(f)
-            for m in methods:
-                recs.append(run_task(data, f, m, cfg))
-        except (InstanceError, NotApplicable) as exc:
-            _note(f"error: {exc}")
-            code = EXIT_BAD_INPUT
-            continue
-        except Interrupted as exc:      # Ctrl-C: report what ran, start nothing more
-            recs.append(exc.record)
-            code = EXIT_INTERRUPTED
-            _interrupted_note(exc, (len(args.files) - i) * len(methods) - len(recs))
-        # by the problem's objective; only bounds valid for the instance (problem_bound)
-        rank_records(recs)
-        for r in recs:
-            if failed(r) and code not in (EXIT_BAD_INPUT, EXIT_INTERRUPTED):
-                code = EXIT_FAIL
-        rows.extend(recs)
-        if code == EXIT_INTERRUPTED:
-            break
-    cols = list(RANK_FIELDS)
-    print_records(rows, args.format, cols)
-    if args.out:
-        import io
-
-        from toolkit.batch import write_csv
-        from toolkit.io import write_text_atomic
-
-        buf = io.StringIO()
-        write_csv(rows, buf)
-        write_text_atomic(args.out, buf.getvalue())
-        _note(f"gap study written to {args.out}")
-    return code
+    rep, where = _run_batch(args, _method_list(args.methods), progress=sys.stderr.isatty())
+    recs = rank_by_instance([from_row(r) for r in rep.rows])
+    print_records([{k: v for k, v in r.items() if k not in KEY_FIELDS} for r in recs],
+                  args.format, list(RANK_FIELDS))
+    fails = [r for r in recs if failed(r)]
+    _note(f"gap: {len(rep.ran)} ran" + (f", {rep.skipped_done} already in {where}" if where
+                                         else "")
+          + f", {len(rep.declined)} declined, {len(rep.bad_input)} bad input, "
+            f"{len(fails)} failed")
+    if args.out and recs:
+        written = write_report(recs, args.out)
+        _note(f"gap report: {', '.join(map(str, written))}; records in {where}")
+    if rep.bad_input:
+        return EXIT_BAD_INPUT
+    return EXIT_FAIL if fails else EXIT_OK
 
 
 def cmd_generate(args, rest) -> int:
@@ -434,6 +422,18 @@ def _solver_args(p):
                         "(default 4 GiB, or OCS_MAX_MEMORY_GB)")
 
 
+def _out_arg(p, default: str | None, more: str = "") -> None:
+    p.add_argument("--out", default=default, metavar="DIR",
+                   help="folder: DIR/records.csv (one row per run, resumable) and "
+                        "DIR/<stem>-<path hash>.<method>.json (record and solution)" + more
+                        + (f" (default {default})" if default else ""))
+
+
+def _workers_args(p) -> None:
+    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--scheduler", help="Dask distributed scheduler address (tcp://host:8786)")
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="solve.py", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -442,21 +442,22 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+")
     p.add_argument("--method")
     _solver_args(p)
-    p.add_argument("--out", help="folder for solution files (<instance>.<method>.json)")
+    _out_arg(p, None)
     p.add_argument("--format", default="table", choices=["table", "json", "csv"])
     p = sub.add_parser("batch", help="resumable batch over files/folders")
     p.add_argument("paths", nargs="+")
     p.add_argument("--methods", help="comma-separated (default: each problem's default method)")
-    p.add_argument("--workers", type=int, default=1)
-    p.add_argument("--scheduler", help="Dask distributed scheduler address (tcp://host:8786)")
-    p.add_argument("--out", default="results/runs.csv")
+    _workers_args(p)
+    _out_arg(p, "results/runs")
     p.add_argument("--no-progress", action="store_true")
     _solver_args(p)
-    p = sub.add_parser("gap", help="solver-vs-heuristic gap study")
-    p.add_argument("files", nargs="+")
-    p.add_argument("--methods", required=True)
+    p = sub.add_parser("gap", help="gap study: a batch ranked per instance, with a report")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--methods", required=True,
+                   help="comma-separated; each file runs those of its problem")
+    _workers_args(p)
     p.add_argument("--format", default="table", choices=["table", "json", "csv"])
-    p.add_argument("--out", help="CSV file for the study")
+    _out_arg(p, None, "; gap adds gap.md, gap.csv, gap-summary.csv, gap.png")
     _solver_args(p)
     p = sub.add_parser("generate", help="write a generated instance (PROBLEM --help for params)")
     p.add_argument("problem")
@@ -488,8 +489,8 @@ def main(argv=None, out_stream=None) -> int:
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         _note(f"interrupted (Ctrl-C) during `{args.cmd}`"
-              + ("; finished rows are in the CSV: rerun the same command to resume"
-                 if args.cmd == "batch" else ""))
+              + (f"; finished rows are in {args.out}/records.csv: rerun the same command "
+                 f"to resume" if args.cmd in ("batch", "gap") and args.out else ""))
         return EXIT_INTERRUPTED
 
 

@@ -46,14 +46,15 @@ def two(tmp_path):
 
 
 def batch_args(d, out, *more):
-    return ("batch", d, "--methods", "spectra", "--out", out, "--no-progress", *more)
+    """``out``: the records CSV; ``--out`` is its folder."""
+    return ("batch", d, "--methods", "spectra", "--out", Path(out).parent, "--no-progress", *more)
 
 
 # --------------------------------------------------------------------------------------
 # resume by run key
 # --------------------------------------------------------------------------------------
 def test_unchanged_rerun_skips_every_task(two, tmp_path, capsys):
-    out = tmp_path / "runs.csv"
+    out = tmp_path / "runs" / "records.csv"
     code, _, err = run(*batch_args(two, out, "--time-limit", 5), capsys=capsys)
     assert code == 0 and "2 ran, 0 already" in err, err
     first = rows(out)
@@ -69,7 +70,7 @@ def test_unchanged_rerun_skips_every_task(two, tmp_path, capsys):
                                     ("--mip-gap", 0.1), ("--backend", "highs"),
                                     ("--param", "Seed=3")])
 def test_a_changed_setting_reruns_and_keeps_both_rows(two, tmp_path, capsys, change):
-    out = tmp_path / "runs.csv"
+    out = tmp_path / "runs" / "records.csv"
     assert run(*batch_args(two, out, "--time-limit", 5), capsys=capsys)[0] == 0
     code, table, err = run(*batch_args(two, out, "--time-limit", 5, *change), capsys=capsys)
     assert code == 0 and "2 ran, 0 already" in err, err
@@ -90,7 +91,7 @@ def test_a_changed_setting_reruns_and_keeps_both_rows(two, tmp_path, capsys, cha
 
 
 def test_threads_do_not_change_the_key(two, tmp_path, capsys):
-    out = tmp_path / "runs.csv"
+    out = tmp_path / "runs" / "records.csv"
     run(*batch_args(two, out), capsys=capsys)
     code, _, err = run(*batch_args(two, out, "--threads", 1), capsys=capsys)
     assert "0 ran, 2 already" in err
@@ -98,7 +99,7 @@ def test_threads_do_not_change_the_key(two, tmp_path, capsys):
 
 def test_same_file_by_two_relative_paths_is_one_key(two, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    out = tmp_path / "runs.csv"
+    out = tmp_path / "runs" / "records.csv"
     run(*batch_args("in/worked_example.json", out), capsys=capsys)
     monkeypatch.chdir(two)
     code, _, err = run(*batch_args("../in/./worked_example.json", out), capsys=capsys)
@@ -107,7 +108,7 @@ def test_same_file_by_two_relative_paths_is_one_key(two, tmp_path, capsys, monke
 
 
 def test_an_edited_file_reruns(two, tmp_path, capsys):
-    out = tmp_path / "runs.csv"
+    out = tmp_path / "runs" / "records.csv"
     run(*batch_args(two, out), capsys=capsys)
     f = two / "worked_example.json"
     f.write_text(f.read_text().replace('"worked-example"', '"edited"'))
@@ -117,7 +118,7 @@ def test_an_edited_file_reruns(two, tmp_path, capsys):
 
 
 def test_error_and_interrupted_rows_are_retried_and_replaced(two, tmp_path, capsys):
-    out = tmp_path / "runs.csv"
+    out = tmp_path / "runs" / "records.csv"
     run(*batch_args(two, out), capsys=capsys)
     got = rows(out)
     got[0]["status"], got[1]["status"] = "error", "interrupted"
@@ -151,7 +152,7 @@ def _no_solve(*a, **k):
 
 def test_rows_of_an_old_csv_rerun_by_default(two, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    out = tmp_path / "runs.csv"
+    out = tmp_path / "runs" / "records.csv"
     _old_csv(two, out, tmp_path)
     code, _, err = run(*batch_args("in", out), capsys=capsys)
     assert code == 0 and "2 ran, 0 already" in err, err
@@ -162,7 +163,7 @@ def test_rows_of_an_old_csv_rerun_by_default(two, tmp_path, capsys, monkeypatch)
 
 def test_rows_of_an_old_csv_are_kept_with_keyless_keep(two, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    out = tmp_path / "runs.csv"
+    out = tmp_path / "runs" / "records.csv"
     old = _old_csv(two, out, tmp_path)
     monkeypatch.setattr(batch, "run_task", _no_solve)
     rep = run_batch([Path("in")], ["spectra"], RunConfig(time_limit=7), out, progress=False,
@@ -229,7 +230,9 @@ def test_solve_out_writes_the_iis_into_a_new_folder(tmp_path, capsys):
     code, out, err = run("solve", f, "--method", "logical-ilp", "--backend", "gurobi",
                          "--out", dest, "--format", "json", capsys=capsys)
     assert code == 1 and '"status": "infeasible"' in out, err
-    iis = dest / "tri.iis.ilp"
+    from toolkit.outdir import iis_path
+
+    iis = iis_path(dest, f, "logical-ilp")
     assert iis.exists() and "Subject To" in iis.read_text()
     assert f'"iis_file": "{iis}"' in out
 
@@ -242,12 +245,12 @@ def test_bad_scheduler_address_is_one_line_exit_2_within_10s(two, tmp_path, addr
     pytest.importorskip("distributed")
     t0 = time.monotonic()
     p = subprocess.run([sys.executable, str(ROOT / "solve.py"), "batch", str(two), "--out",
-                        str(tmp_path / "r.csv"), "--scheduler", address, "--no-progress"],
+                        str(tmp_path / "r"), "--scheduler", address, "--no-progress"],
                        capture_output=True, text=True, timeout=60)
     elapsed = time.monotonic() - t0
     assert p.returncode == 2, p.stderr
     assert p.stderr.count("\n") == 1 and p.stderr.startswith(f"error: --scheduler {address}")
-    assert p.stdout == "" and not (tmp_path / "r.csv").exists()
+    assert p.stdout == "" and not (tmp_path / "r" / "records.csv").exists()
     assert elapsed < 10, f"{elapsed:.1f} s"
 
 

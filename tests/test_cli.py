@@ -41,7 +41,9 @@ def test_solve_json_record_is_verified(tmp_path):
                 "runtime_s", "n_vars", "n_constrs", "verified", "makespan", "lower_bound"):
         assert key in rec
     assert rec["verified"] is True and rec["objective"] == pytest.approx(0.525)
-    sol = json.loads((tmp_path / "worked_example.spectra.json").read_text())
+    from toolkit.outdir import solution_path
+
+    sol = json.loads(solution_path(tmp_path, EX / "worked_example.json", "spectra").read_text())
     assert len(sol["solution"]["switches"]) == 2
 
 
@@ -112,8 +114,8 @@ def _batch_dir(tmp_path):
 def test_batch_skips_bad_file_and_solves_the_rest(tmp_path):
     d = _batch_dir(tmp_path)
     (d / "broken.json").write_text("{not json")
-    out = tmp_path / "runs.csv"
-    code, stdout, err = cli("batch", d, "--out", out, "--no-progress")
+    out = tmp_path / "runs" / "records.csv"
+    code, stdout, err = cli("batch", d, "--out", out.parent, "--no-progress")
     assert code == 2 and "broken.json" in err
     got = rows(out)
     assert len(got) == 3 and all(r["verified"] == "True" for r in got)
@@ -123,8 +125,9 @@ def test_batch_skips_bad_file_and_solves_the_rest(tmp_path):
 
 def test_batch_resume_skips_finished_and_retries_errors(tmp_path):
     d = _batch_dir(tmp_path)
-    out = tmp_path / "runs.csv"
-    code, _, err = cli("batch", d, "--methods", "spectra,spectra-noeq", "--out", out, "--no-progress")
+    out = tmp_path / "runs" / "records.csv"
+    code, _, err = cli("batch", d, "--methods", "spectra,spectra-noeq", "--out", out.parent,
+                       "--no-progress")
     assert code == 0, err
     first = rows(out)
     assert len(first) == 6
@@ -137,7 +140,8 @@ def test_batch_resume_skips_finished_and_retries_errors(tmp_path):
         w = csv.DictWriter(fh, header)
         w.writeheader()
         w.writerows(kept)
-    code, _, err = cli("batch", d, "--methods", "spectra,spectra-noeq", "--out", out, "--no-progress")
+    code, _, err = cli("batch", d, "--methods", "spectra,spectra-noeq", "--out", out.parent,
+                       "--no-progress")
     assert code == 0
     assert "2 ran, 4 already" in err
     again = rows(out)
@@ -147,11 +151,11 @@ def test_batch_resume_skips_finished_and_retries_errors(tmp_path):
 
 def test_batch_with_two_workers(tmp_path):
     d = _batch_dir(tmp_path)
-    out = tmp_path / "runs.csv"
+    out = tmp_path / "runs"
     code, _, err = cli("batch", d, "--methods", "spectra,spectra-noeq", "--workers", 2,
                        "--out", out, "--no-progress")
     assert code == 0, err
-    assert len(rows(out)) == 6
+    assert len(rows(out / "records.csv")) == 6
 
 
 def test_batch_on_dask_local_cluster(tmp_path):
@@ -173,11 +177,11 @@ def test_batch_on_dask_local_cluster(tmp_path):
 
 
 def test_gap_study(tmp_path):
-    out = tmp_path / "gap.csv"
+    out = tmp_path / "gap"
     code, stdout, err = cli("gap", EX / "worked_example.json", EX / "shifts_n6_s1.json",
                             "--methods", "spectra,spectra-noeq,milp", "--out", out)
     assert code == 0, err
-    got = rows(out)
+    got = rows(out / "gap.csv")
     assert len(got) == 6
     for r in got:
         assert float(r["objective"]) >= float(r["best_bound"]) - 1e-9
@@ -233,11 +237,11 @@ def test_generate_delta_workload(tmp_path):
 
 
 def test_batch_mixes_problems_and_skips_foreign_methods(tmp_path):
-    out = tmp_path / "runs.csv"
+    out = tmp_path / "runs"
     code, _, err = cli("batch", EX / "worked_example.json", ROOT / "instances/delta/gpt-7b.json",
                        "--methods", "spectra,iter-halve", "--out", out, "--no-progress")
     assert code == 0, err
-    got = {(Path(r["instance"]).name, r["method"]) for r in rows(out)}
+    got = {(Path(r["instance"]).name, r["method"]) for r in rows(out / "records.csv")}
     assert got == {("worked_example.json", "spectra"), ("gpt-7b.json", "iter-halve")}
 
 

@@ -237,7 +237,7 @@ def _batch_dir(tmp_path: Path) -> Path:
 def test_kill_9_of_batch_parent_leaves_no_worker(tmp_path):
     d, logs = _batch_dir(tmp_path), tmp_path / "logs"
     proc = _start("batch", d, "--methods", "milp", "--workers", 2, "--backend", "gurobi",
-                  "--time-limit", 60, "--out", tmp_path / "runs.csv", "--log-dir", logs,
+                  "--time-limit", 60, "--out", tmp_path / "runs", "--log-dir", logs,
                   "--no-progress", cwd=tmp_path)
     _wait_for(lambda: _in_bnb(logs / "a.milp.log") and _in_bnb(logs / "b.milp.log"), proc,
               what="both workers in branch and bound")
@@ -289,9 +289,9 @@ def test_sigint_during_batch_keeps_csv_whole_and_resumable(tmp_path, workers):
     """workers=1: SIGINT to the process (in-process solve interrupted); workers=2: to its
     process group, as a terminal's Ctrl-C (workers get it too and must leave it to the
     parent, which kills them)."""
-    d, logs, out = _batch_dir(tmp_path), tmp_path / "logs", tmp_path / "runs.csv"
+    d, logs, out = _batch_dir(tmp_path), tmp_path / "logs", tmp_path / "runs" / "records.csv"
     args = ["batch", d, "--methods", "spectra,milp", "--workers", workers, "--backend", "highs",
-            "--out", out, "--log-dir", logs, "--no-progress"]
+            "--out", out.parent, "--log-dir", logs, "--no-progress"]
     # the same settings in both runs: a changed one (e.g. --time-limit) would rerun everything
     args += ["--time-limit", 12]
     proc = _start(*args, cwd=tmp_path)

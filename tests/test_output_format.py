@@ -69,7 +69,7 @@ def test_gap_and_batch_tables_have_the_file_column(tmp_path):
     assert code == 0
     head, rows = table(out)
     assert head[0] == "file" and {r[0] for r in rows} == {"worked_example.json"}
-    code, out = run("batch", DELTA, "--methods", "sqrt-alloc", "--out", tmp_path / "b.csv",
+    code, out = run("batch", DELTA, "--methods", "sqrt-alloc", "--out", tmp_path / "b",
                     "--no-progress")
     assert code == 0
     head, rows = table(out)
@@ -87,18 +87,18 @@ def csvs(tmp_path_factory):
         texts = [run("solve", f, "--method", m, "--format", "csv")[1] for m in methods.split(",")]
         solve_df = pd.concat([pd.read_csv(io.StringIO(t), dtype=str) for t in texts])
         code, gap_text = run("gap", f, "--methods", methods, "--format", "csv",
-                             "--out", tmp / f"{prob}-gap.csv")
+                             "--out", tmp / f"{prob}-gap")
         assert code == 0
-        code, _ = run("batch", f, "--methods", methods, "--out", tmp / f"{prob}-batch.csv",
+        code, _ = run("batch", f, "--methods", methods, "--out", tmp / f"{prob}-batch",
                       "--no-progress")
         assert code == 0
         got[prob] = dict(
             solve=solve_df, solve_cols=[pd.read_csv(io.StringIO(t)).columns for t in texts],
             gap=pd.read_csv(io.StringIO(gap_text), dtype=str),
-            gap_out=pd.read_csv(tmp / f"{prob}-gap.csv", dtype=str),
-            batch=pd.read_csv(tmp / f"{prob}-batch.csv", dtype=str),
-            typed={k: pd.read_csv(p) for k, p in (("gap_out", tmp / f"{prob}-gap.csv"),
-                                                  ("batch", tmp / f"{prob}-batch.csv"))})
+            gap_out=pd.read_csv(tmp / f"{prob}-gap" / "records.csv", dtype=str),
+            batch=pd.read_csv(tmp / f"{prob}-batch" / "records.csv", dtype=str),
+            typed={k: pd.read_csv(tmp / f"{prob}-{k.split('_')[0]}" / "records.csv")
+                   for k in ("gap_out", "batch")})
     return got
 
 
@@ -148,12 +148,12 @@ def test_solve_gap_and_batch_csv_share_the_column_rule(csvs):
     for prob, d in csvs.items():
         batch = list(d["batch"].columns)
         assert batch[:len(CORE_FIELDS)] == list(CORE_FIELDS)
-        for kind in ("gap", "gap_out"):
-            cols = list(d[kind].columns)
-            assert cols[:len(CORE_FIELDS)] == list(CORE_FIELDS)
-            # the same columns in the same order, but the batch's bookkeeping and gap's ranks
-            assert [c for c in batch if c not in BATCH_ONLY] == \
-                [c for c in cols if not c.startswith(("rank", "best_", "vs_best"))], prob
+        assert list(d["gap_out"].columns) == batch      # gap --out DIR: the same records CSV
+        cols = list(d["gap"].columns)
+        assert cols[:len(CORE_FIELDS)] == list(CORE_FIELDS)
+        # the same columns in the same order, but the batch's bookkeeping and gap's ranks
+        assert [c for c in batch if c not in BATCH_ONLY] == \
+            [c for c in cols if not c.startswith(("rank", "best_", "vs_best"))], prob
         for cols in d["solve_cols"]:       # each run's own fields (order: first appearance)
             assert list(cols[:len(CORE_FIELDS)]) == list(CORE_FIELDS)
             assert set(cols) <= set(batch), prob

@@ -84,13 +84,14 @@ class CsvSink:
 
     A row is identified by its ``run_key``; appending a row replaces the row of the same
     key and any ``error``/``interrupted`` row of the same (file, method), nothing else.
+    With ``path=None`` the rows are kept in memory only.
     """
 
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
+    def __init__(self, path: str | Path | None):
+        self.path = None if path is None else Path(path)
         self.header: list[str] = []
         self.rows: list[dict] = []
-        if self.path.exists() and self.path.stat().st_size > 0:
+        if self.path is not None and self.path.exists() and self.path.stat().st_size > 0:
             with self.path.open(newline="") as fh:
                 reader = csv.DictReader(fh)
                 self.header = list(reader.fieldnames or [])
@@ -115,6 +116,9 @@ class CsvSink:
         replaced = len(kept) != len(self.rows)
         self.rows = kept + [row]
         new = [k for k in row if k not in self.header]
+        if self.path is None:
+            self.header = _order(self.header + new)
+            return
         if new or replaced or not self.path.exists():
             self.header = _order(self.header + new)
             self._rewrite()
@@ -241,9 +245,17 @@ def plan(paths, methods: list[str] | None, cfg: RunConfig, done: dict, report: B
     return tasks
 
 
-def _task(data, src, name, cfg, key):
+def _task(data, src, name, cfg, key, solutions=None):
+    """One run; with a ``solutions`` folder the record carries its solution and an
+    infeasible model's IIS goes to that folder (names: :mod:`toolkit.outdir`)."""
+    if solutions is not None:
+        from dataclasses import replace
+
+        from toolkit.outdir import iis_path
+
+        cfg = replace(cfg, iis_path=str(iis_path(solutions, src, name)))
     try:
-        rec = run_task(data, src, name, cfg)
+        rec = run_task(data, src, name, cfg, want_solution=solutions is not None)
     except (InstanceError, NotApplicable) as exc:
         return {"instance": src, "method": name, "status": "bad_input", "message": str(exc)}
     rec.update(key)
@@ -267,13 +279,16 @@ def _cap_threads(cfg: RunConfig, cap: int) -> None:
     cfg.threads = cap if cfg.threads is None else min(cfg.threads, cap)
 
 
-def run_batch(paths, methods, cfg: RunConfig, out: str | Path, workers: int = 1,
+def run_batch(paths, methods, cfg: RunConfig, out: str | Path | None, workers: int = 1,
               scheduler: str | None = None, progress: bool = True,
-              keyless: str = "rerun") -> BatchReport:
+              keyless: str = "rerun", solutions: str | Path | None = None) -> BatchReport:
     """Run every (file, method) task not yet in the CSV ``out``; see the module docstring.
 
-    ``keyless="keep"`` honours finished rows written before run keys existed (matched on
-    their file and method); the default reruns them.
+    ``out=None`` keeps the rows in memory (nothing to resume). ``keyless="keep"`` honours
+    finished rows written before run keys existed (matched on their file and method); the
+    default reruns them. With a ``solutions`` folder each run's record and solution is
+    written there as JSON, and IIS files too (:mod:`toolkit.outdir`); the CLI's ``--out
+    DIR`` is ``out=DIR/records.csv, solutions=DIR``.
     """
     from dataclasses import replace
 
@@ -288,7 +303,7 @@ def run_batch(paths, methods, cfg: RunConfig, out: str | Path, workers: int = 1,
         elif workers > 1 and len(tasks) > 1:
             _cap_threads(cfg, thread_cap(cores(), min(workers, len(tasks))))
         report.threads = cfg.threads
-        _run(tasks, cfg, workers, client, sink, report, progress)
+        _run(tasks, cfg, workers, client, sink, report, progress, solutions)
     finally:
         if client is not None:
             client.close()
@@ -299,25 +314,30 @@ def run_batch(paths, methods, cfg: RunConfig, out: str | Path, workers: int = 1,
     return report
 
 
-def _run(tasks, cfg, workers, client, sink, report, progress) -> None:
+def _run(tasks, cfg, workers, client, sink, report, progress, solutions=None) -> None:
     bar = _bar(len(tasks), progress)
 
     def collect(rec):
         if rec.get("status") == "bad_input":
             report.bad_input.append(rec["message"])
         else:
+            if solutions is not None:
+                from toolkit.outdir import write_solution
+
+                write_solution(solutions, rec)
+                rec.pop("solution", None)
             sink.append(rec)
             report.ran.append(rec)
         bar.update(1)
 
     try:
         if client is not None:
-            _run_dask(tasks, cfg, client, collect)
+            _run_dask(tasks, cfg, client, collect, solutions)
         elif workers > 1 and len(tasks) > 1:
             pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init,
                                        initargs=(os.getpid(),))
             try:
-                futs = [pool.submit(_task, *t[:3], cfg, t[3]) for t in tasks]
+                futs = [pool.submit(_task, *t[:3], cfg, t[3], solutions) for t in tasks]
                 for f in as_completed(futs):
                     collect(f.result())
             except BaseException:       # Ctrl-C (or a failure here): stop, do not wait
@@ -326,7 +346,7 @@ def _run(tasks, cfg, workers, client, sink, report, progress) -> None:
             pool.shutdown()
         else:
             for t in tasks:
-                collect(_task(*t[:3], cfg, t[3]))
+                collect(_task(*t[:3], cfg, t[3], solutions))
     finally:
         bar.close()
 
@@ -436,10 +456,10 @@ def _dask_thread_cap(client) -> int:
     return min(caps) if caps else 1
 
 
-def _run_dask(tasks, cfg, client, collect):
+def _run_dask(tasks, cfg, client, collect, solutions=None):
     from distributed import as_completed as dask_completed
 
-    futs = [client.submit(_task, *t[:3], cfg, t[3], pure=False) for t in tasks]
+    futs = [client.submit(_task, *t[:3], cfg, t[3], solutions, pure=False) for t in tasks]
     try:
         for f in dask_completed(futs):
             collect(f.result())

@@ -1,0 +1,132 @@
+"""The ``--out`` folder of ``solve``, ``batch`` and ``gap``: its layout and its files.
+
+    DIR/records.csv                         the records, one row per run (the batch CSV)
+    DIR/<stem>-<hash>.<method>.json         one run's record with its solution
+    DIR/<stem>-<hash>.<method>.iis.ilp      the IIS of an infeasible model (Gurobi)
+
+``<stem>`` is the instance file's name without ``.json``; ``<hash>`` is the first 8 hex
+digits of the SHA-256 of its resolved path, so two files of the same name in different
+folders never share a solution file, and a rerun of the same file and method replaces
+its own. ``gap`` adds its report (see :mod:`toolkit.gap_report`).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+
+RECORDS_CSV = "records.csv"
+# columns kept as text when a row is read back (names, paths, keys that may look numeric)
+TEXT_FIELDS = ("instance", "name", "problem", "method", "backend", "status", "message",
+               "backend_reason", "versions", "run_key", "path", "settings", "iis_file")
+
+
+class OutDirError(ValueError):
+    """``--out`` names something that is not a folder."""
+
+
+def out_dir(path: str | Path, flag: str = "--out") -> Path:
+    """``path`` as the ``--out`` folder (created); OutDirError when it is an existing file,
+    or a ``.csv`` name (``--out`` used to be a CSV file: the records go to DIR/records.csv)."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise OutDirError(f"{flag} {path}: is a file; {flag} names a folder "
+                          f"(records go to DIR/{RECORDS_CSV})")
+    if not p.exists() and p.suffix.lower() == ".csv":
+        raise OutDirError(f"{flag} {path}: {flag} names a folder, not a CSV file "
+                          f"(records go to DIR/{RECORDS_CSV})")
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def run_name(instance: str | Path, method: str) -> str:
+    """``<stem>-<hash of the resolved path>.<method>``: one run's file name without suffix."""
+    p = Path(instance)
+    digest = hashlib.sha256(str(p.resolve()).encode()).hexdigest()[:8]
+    return f"{p.stem}-{digest}.{method}"
+
+
+def solution_path(folder: str | Path, instance: str | Path, method: str) -> Path:
+    return Path(folder) / f"{run_name(instance, method)}.json"
+
+
+def iis_path(folder: str | Path, instance: str | Path, method: str) -> Path:
+    return Path(folder) / f"{run_name(instance, method)}.iis.ilp"
+
+
+def json_safe(rec: dict) -> dict:
+    """The record with every non-finite number replaced by null (JSON has no NaN or
+    Infinity; ``json.loads`` of another language would fail), and the fields so replaced
+    named in ``message``."""
+    import numpy as np
+
+    def clean(v, path, hit):
+        if isinstance(v, (float, np.floating)) and not math.isfinite(float(v)):
+            hit.append(f"{path}={float(v)!r}")
+            return None
+        if isinstance(v, dict):
+            return {k: clean(x, f"{path}.{k}" if path else str(k), hit) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x, f"{path}[{i}]", hit) for i, x in enumerate(v)]
+        if isinstance(v, np.ndarray):
+            return clean(v.tolist(), path, hit)
+        return v
+
+    hit: list[str] = []
+    out_ = clean(rec, "", hit)
+    if hit:
+        note = "non-finite values written as null: " + ", ".join(hit[:5]) + \
+            (f" and {len(hit) - 5} more" if len(hit) > 5 else "")
+        out_["message"] = f"{out_['message']}; {note}" if out_.get("message") else note
+    return out_
+
+
+def json_default(o):
+    import numpy as np
+
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
+
+
+def write_solution(folder: str | Path, rec: dict) -> Path | None:
+    """Write the record (with its ``solution``) to its solution file; None without one."""
+    from toolkit.io import write_text_atomic
+
+    if rec.get("solution") is None:
+        return None
+    path = solution_path(folder, rec["instance"], rec["method"])
+    write_text_atomic(path, json.dumps(json_safe(rec), indent=1, default=json_default,
+                                       allow_nan=False) + "\n")
+    return path
+
+
+def from_cell(field: str, v):
+    """A records-CSV cell as the record's value (the inverse of ``batch.csv_cell``): empty
+    is None, True/False are bools, numbers are int or float, JSON arrays and objects are
+    decoded; TEXT_FIELDS stay text. Values that are not text are returned as they are."""
+    if not isinstance(v, str) or field in TEXT_FIELDS:
+        return None if v == "" else v
+    if v == "":
+        return None
+    if v in ("True", "False"):
+        return v == "True"
+    for conv in (int, float):
+        try:
+            return conv(v)
+        except ValueError:
+            pass
+    if v[0] in "[{":
+        try:
+            return json.loads(v)
+        except ValueError:
+            pass
+    return v
+
+
+def from_row(row: dict) -> dict:
+    """A records-CSV row (text, or values as the sink keeps them) as a record."""
+    return {k: from_cell(k, v) for k, v in row.items()}

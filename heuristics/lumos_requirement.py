@@ -90,21 +90,25 @@ def cap_share(L1: np.ndarray, L2: np.ndarray, k_leaf: int) -> np.ndarray:
     entry the smaller fraction of its two leaves, rounded down; then units are given back
     by largest remainder while both leaves have room (never above ceil of the scaled
     value). Symmetric, integer, <= L1. Needs L2 within the cap. O(n^2 + m log m)."""
+    n = len(L1)
     room = k_leaf - L2.sum(axis=1)
     d = L1.sum(axis=1)
     s = np.where(d > room, room / np.maximum(d, 1), 1.0)
-    f = L1 * np.minimum(s[:, None], s[None, :])
-    out = np.floor(f + 1e-9).astype(np.int64)
-    slack = room - out.sum(axis=1)
-    rem = np.triu(f - out, 1)
-    a_idx, b_idx = np.nonzero(rem > 1e-9)
-    for k in np.lexsort((b_idx, a_idx, -rem[a_idx, b_idx])):
-        a, b = a_idx[k], b_idx[k]
-        if slack[a] > 0 and slack[b] > 0:
-            out[a, b] += 1
-            out[b, a] += 1
-            slack[a] -= 1
-            slack[b] -= 1
+    a, b = np.nonzero(np.triu(L1, 1))                     # work on the m nonzero pairs
+    f = L1[a, b] * np.minimum(s[a], s[b])
+    base = np.floor(f + 1e-9).astype(np.int64)
+    slack = room - np.bincount(a, base, n).astype(np.int64) - np.bincount(b, base, n).astype(np.int64)
+    rem = f - base
+    for k in np.lexsort((b, a, -rem)):
+        if rem[k] <= 1e-9:
+            break
+        if slack[a[k]] > 0 and slack[b[k]] > 0:
+            base[k] += 1
+            slack[a[k]] -= 1
+            slack[b[k]] -= 1
+    out = np.zeros_like(L1)
+    out[a, b] = base
+    out[b, a] = base
     return out
 
 
@@ -124,7 +128,8 @@ def leaf_requirement(new: Placement, running=(), cap: str = "share",
                      units: tuple[int, int] | None = None) -> Requirement:
     """L = L1 + L2 ([002] 4.2.2): L1 = ``job_requirement(new)``; L2 = the sum over
     ``running`` of each job's own L (an array, e.g. a previous ``Requirement.L1``, or a
-    ``Placement``, estimated by ``job_requirement``). The K_leaf cap: ``cap="share"`` (spec
+    ``Placement``, estimated by ``job_requirement``; pass one summed array when many jobs
+    run). L is valid for ``LogicalInstance`` by construction. The K_leaf cap: ``cap="share"`` (spec
     2.10 [DECISION]) scales L1 by ``cap_share`` and marks the job sharing; ``cap="refuse"``
     returns L = None when L1 + L2 exceeds it (the caller re-places the job). Raises
     InstanceError ('running') when L2 alone is not a valid requirement."""
@@ -136,7 +141,8 @@ def leaf_requirement(new: Placement, running=(), cap: str = "share",
     for job in running:
         L2 = L2 + (job_requirement(job, units) if isinstance(job, Placement) else
                    np.asarray(job, dtype=np.int64))
-    L2 = validate_requirement(L2, fab, "running")
+    if not _valid_int(L2, fab):
+        L2 = validate_requirement(L2, fab, "running")      # names the bad entry
     L1 = job_requirement(new, units)
     fits = bool(np.all((L1 + L2).sum(axis=1) <= fab.k_leaf))
     if fits:
@@ -144,4 +150,15 @@ def leaf_requirement(new: Placement, running=(), cap: str = "share",
     if cap == "refuse":
         return Requirement(None, np.zeros_like(L1), L1, L2, False, False)
     shared = cap_share(L1, L2, fab.k_leaf)
-    return Requirement(validate_requirement(shared + L2, fab), shared, L1, L2, False, True)
+    return Requirement(shared + L2, shared, L1, L2, False, True)
+
+
+def _valid_int(L: np.ndarray, fab) -> bool:
+    """The checks of ``validate_requirement`` on an int array, fast (O(n^2) integer ops)."""
+    n, m = fab.n_leaves, fab.leaves_per_pod
+    if L.shape != (n, n) or not np.issubdtype(L.dtype, np.integer) or (L < 0).any():
+        return False
+    blocks = L.reshape(fab.pods, m, fab.pods, m)
+    same_pod = blocks[np.arange(fab.pods), :, np.arange(fab.pods), :]
+    return (not same_pod.any() and np.array_equal(L, L.T)
+            and bool(np.all(L.sum(axis=1) <= fab.k_leaf)))

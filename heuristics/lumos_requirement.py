@@ -97,7 +97,8 @@ def cap_share(L1: np.ndarray, L2: np.ndarray, k_leaf: int) -> np.ndarray:
     a, b = np.nonzero(np.triu(L1, 1))                     # work on the m nonzero pairs
     f = L1[a, b] * np.minimum(s[a], s[b])
     base = np.floor(f + 1e-9).astype(np.int64)
-    slack = room - np.bincount(a, base, n).astype(np.int64) - np.bincount(b, base, n).astype(np.int64)
+    used = np.bincount(a, base, n) + np.bincount(b, base, n)
+    slack = room - used.astype(np.int64)
     rem = f - base
     for k in np.lexsort((b, a, -rem)):
         if rem[k] <= 1e-9:
@@ -126,21 +127,25 @@ class Requirement:
 
 def leaf_requirement(new: Placement, running=(), cap: str = "share",
                      units: tuple[int, int] | None = None) -> Requirement:
-    """L = L1 + L2 ([002] 4.2.2): L1 = ``job_requirement(new)``; L2 = the sum over
-    ``running`` of each job's own L (an array, e.g. a previous ``Requirement.L1``, or a
-    ``Placement``, estimated by ``job_requirement``; pass one summed array when many jobs
-    run). L is valid for ``LogicalInstance`` by construction. The K_leaf cap: ``cap="share"`` (spec
-    2.10 [DECISION]) scales L1 by ``cap_share`` and marks the job sharing; ``cap="refuse"``
-    returns L = None when L1 + L2 exceeds it (the caller re-places the job). Raises
-    InstanceError ('running') when L2 alone is not a valid requirement."""
+    """L = L1 + L2 ([002] 4.2.2). L1 = ``job_requirement(new, units)``; L2 = the sum over
+    ``running`` of each job's own L: an array (e.g. its ``Requirement.L1`` when admitted;
+    pass one summed array when many jobs run) or a ``Placement`` (estimated by
+    ``job_requirement`` with its default units). L is valid for ``LogicalInstance`` by
+    construction. The K_leaf cap: ``cap="share"`` (spec 2.10 [DECISION]) scales L1 by
+    ``cap_share`` and marks the job sharing; ``cap="refuse"`` returns L = None when
+    L1 + L2 exceeds it (the caller re-places the job). InstanceError naming
+    ``running[k]`` or ``running`` when a running job's L or their sum is invalid."""
     if cap not in ("share", "refuse"):
         raise ValueError(f"cap must be 'share' or 'refuse', got {cap!r}")
     fab = new.cluster.fabric
     n = fab.n_leaves
     L2 = np.zeros((n, n), dtype=np.int64)
-    for job in running:
-        L2 = L2 + (job_requirement(job, units) if isinstance(job, Placement) else
-                   np.asarray(job, dtype=np.int64))
+    for k, job in enumerate(running):
+        if isinstance(job, Placement):
+            L2 += job_requirement(job)
+            continue
+        M = np.asarray(job)
+        L2 += M if _valid_int(M, fab) else validate_requirement(M, fab, f"running[{k}]")
     if not _valid_int(L2, fab):
         L2 = validate_requirement(L2, fab, "running")      # names the bad entry
     L1 = job_requirement(new, units)

@@ -94,9 +94,10 @@ class Job:
             v = getattr(self, key)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise InstanceError(f"job.{key}", f"must be a positive integer, got {v!r}")
-        if self.gpus != self.tp * self.pp * self.dp:
-            raise InstanceError("job.gpus", f"must equal tp * pp * dp = {self.tp * self.pp * self.dp} "
-                                f"(spec 2.8, corrected eq. 37), got {self.gpus}")
+        want = self.tp * self.pp * self.dp
+        if self.gpus != want:
+            raise InstanceError("job.gpus", f"must equal tp * pp * dp = {want} (spec 2.8, "
+                                f"corrected eq. 37), got {self.gpus}")
         if self.gpus % self.ep:
             raise InstanceError("job.ep", f"must divide gpus = {self.gpus} (whole EP domains), "
                                 f"got {self.ep}")

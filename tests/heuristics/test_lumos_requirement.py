@@ -239,3 +239,13 @@ def test_pipeline_job_to_ocs_configuration(P, k_leaf):
     rec = ReconfigInstance(fab, sol.topology(fab), "cross")
     bad, _ = check_config(rec, itv_configure(rec))
     assert bad == []
+
+
+def test_bad_running_arrays_name_the_job():
+    p = Placement(Cluster(Fabric(2, 8, 4, 2), 8), Job(8, tp=8), np.arange(8))
+    with pytest.raises(InstanceError, match=r"running\[1\]"):
+        leaf_requirement(p, [sym(4, [(0, 2, 1)]), np.zeros((3, 3), dtype=int)])
+    with pytest.raises(InstanceError, match=r"running\[0\]\[0\]\[2\]"):
+        leaf_requirement(p, [sym(4, [(0, 2, 1)]) * 0.5])
+    with pytest.raises(ValueError, match="cap"):
+        leaf_requirement(p, [], cap="scale")

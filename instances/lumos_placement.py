@@ -1,0 +1,211 @@
+"""LumosCore GPU placement as data ([002] 4.2.1, spec 2.8): which GPUs a job holds.
+
+A ``Cluster`` is a ``Fabric`` plus ``gpus_per_server`` (T). GPUs are numbered Pod-major,
+leaf-major, server-major (0-based, spec 7.1): GPU ``g`` sits on server ``g // T``, leaf
+``g // K_leaf`` (a leaf has K_leaf GPU-facing ports, spec 1.1) and Pod
+``leaf // leaves_per_pod``. A ``Job`` has the parallelism degrees TP, PP, DP, EP and
+``gpus = TP * PP * DP`` (the corrected eq. 37). A ``Placement`` is the sorted GPU ids a
+job holds; it is independent of how it was computed (placement methods live elsewhere).
+
+Domains of a placement: a TP group is ``tp`` of the job's GPUs inside one server (each
+server's GPUs of the job, in id order, cut into runs of ``tp``); an EP domain is ``ep``
+consecutive GPUs of the job in id order (as in [REPO] ``generate_flow_demand``), so every
+EP domain is whole inside a Pod iff every Pod holds a multiple of ``ep`` of them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from instances.errors import InstanceError, known_fields, number, obj, seq, text
+from instances.lumos import Fabric
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """GPU geometry of a fabric: T GPUs per server, K_leaf / T servers per leaf."""
+
+    fabric: Fabric
+    gpus_per_server: int = 8
+
+    def __post_init__(self):
+        T = self.gpus_per_server
+        if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
+            raise InstanceError("gpus_per_server", f"must be a positive integer, got {T!r}")
+        if self.fabric.k_leaf % T:
+            raise InstanceError("gpus_per_server", f"must divide k_leaf = {self.fabric.k_leaf} "
+                                f"(a leaf holds whole servers), got {T}")
+
+    @property
+    def servers_per_leaf(self) -> int:
+        return self.fabric.k_leaf // self.gpus_per_server
+
+    @property
+    def gpus_per_pod(self) -> int:
+        return self.fabric.k_leaf * self.fabric.leaves_per_pod
+
+    @property
+    def n_gpus(self) -> int:
+        return self.fabric.gpus
+
+    @property
+    def n_servers(self) -> int:
+        return self.n_gpus // self.gpus_per_server
+
+    def server_of(self, g):
+        return np.asarray(g) // self.gpus_per_server
+
+    def leaf_of(self, g):
+        return np.asarray(g) // self.fabric.k_leaf
+
+    def pod_of(self, g):
+        return np.asarray(g) // self.gpus_per_pod
+
+    def to_dict(self) -> dict:
+        return {"fabric": self.fabric.to_dict(), "gpus_per_server": self.gpus_per_server}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Cluster":
+        obj("cluster", d)
+        known_fields("cluster", d, ("fabric", "gpus_per_server"))
+        if "fabric" not in d:
+            raise InstanceError("fabric", "missing")
+        T = number("gpus_per_server", d.get("gpus_per_server", 8), integer=True, lo=1)
+        return cls(Fabric.from_dict(d["fabric"]), T)
+
+
+JOB_KEYS = ("gpus", "tp", "pp", "dp", "ep")
+
+
+@dataclass(frozen=True)
+class Job:
+    """A training job: ``gpus = tp * pp * dp`` GPUs, EP domains of ``ep`` GPUs ([002] 2.1)."""
+
+    gpus: int
+    tp: int = 1
+    pp: int = 1
+    dp: int = 1
+    ep: int = 1
+    model: str = ""
+
+    def __post_init__(self):
+        for key in JOB_KEYS:
+            v = getattr(self, key)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise InstanceError(f"job.{key}", f"must be a positive integer, got {v!r}")
+        want = self.tp * self.pp * self.dp
+        if self.gpus != want:
+            raise InstanceError("job.gpus", f"must equal tp * pp * dp = {want} (spec 2.8, "
+                                f"corrected eq. 37), got {self.gpus}")
+        if self.gpus % self.ep:
+            raise InstanceError("job.ep", f"must divide gpus = {self.gpus} (whole EP domains), "
+                                f"got {self.ep}")
+
+    def to_dict(self) -> dict:
+        d = {k: int(getattr(self, k)) for k in JOB_KEYS}
+        if self.model:
+            d["model"] = self.model
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Job":
+        obj("job", d)
+        known_fields("job", d, JOB_KEYS + ("model",))
+        if "gpus" not in d:
+            raise InstanceError("job.gpus", "missing")
+        vals = {k: number(f"job.{k}", d[k], integer=True, lo=1) for k in JOB_KEYS if k in d}
+        return cls(**vals, model=text("job.model", d.get("model", "")))
+
+
+@dataclass
+class Placement:
+    """The GPUs (sorted ids) a job holds. Valid: ids exist and are distinct, their count is
+    the job's, and every server holds a multiple of ``tp`` of them (TP inside a server)."""
+
+    cluster: Cluster
+    job: Job
+    gpus: np.ndarray
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        try:
+            g = np.asarray(self.gpus)
+            ok = g.ndim == 1 and (g.size == 0 or np.issubdtype(g.dtype, np.integer))
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise InstanceError("gpus", "must be a list of integer GPU ids")
+        g = np.sort(g.astype(np.int64))
+        n = self.cluster.n_gpus
+        if g.size and (g[0] < 0 or g[-1] >= n):
+            bad = g[0] if g[0] < 0 else g[-1]
+            raise InstanceError("gpus", f"GPU {bad} does not exist (ids 0..{n - 1})")
+        if np.any(g[1:] == g[:-1]):
+            raise InstanceError("gpus", f"GPU {g[1:][g[1:] == g[:-1]][0]} listed twice")
+        if g.size != self.job.gpus:
+            raise InstanceError("gpus", f"{g.size} GPUs placed, the job needs {self.job.gpus}")
+        srv, cnt = np.unique(self.cluster.server_of(g), return_counts=True)
+        bad = np.flatnonzero(cnt % self.job.tp)
+        if len(bad):
+            raise InstanceError("gpus", f"server {srv[bad[0]]} holds {cnt[bad[0]]} of the job's "
+                                f"GPUs, not a multiple of tp = {self.job.tp} (TP inside a server)")
+        self.gpus = g
+
+    # -- where the job sits ------------------------------------------------------------
+    def pods(self) -> np.ndarray:
+        """Pods used, ascending."""
+        return np.unique(self.cluster.pod_of(self.gpus))
+
+    def leaves(self) -> np.ndarray:
+        """Leaves used, ascending."""
+        return np.unique(self.cluster.leaf_of(self.gpus))
+
+    def servers(self) -> np.ndarray:
+        return np.unique(self.cluster.server_of(self.gpus))
+
+    def gpus_per_pod(self) -> np.ndarray:
+        """The job's GPUs in each Pod (length P)."""
+        return np.bincount(self.cluster.pod_of(self.gpus), minlength=self.cluster.fabric.pods)
+
+    def tp_groups(self) -> np.ndarray:
+        """(gpus / tp, tp) GPU ids, one row per TP group, ascending. Each row lies inside
+        one server (validated), so consecutive runs of ``tp`` ids are the groups."""
+        return self.gpus.reshape(-1, self.job.tp)
+
+    def ep_domains(self) -> np.ndarray:
+        """(gpus / ep, ep) GPU ids: ``ep`` consecutive GPUs of the job per domain."""
+        return self.gpus.reshape(-1, self.job.ep)
+
+    def cross_pod_ep_domains(self) -> int:
+        """EP domains not whole inside one Pod (the fragmentation exception of [002] 4.2.1)."""
+        pod = self.cluster.pod_of(self.ep_domains())
+        return int(np.count_nonzero(pod.min(axis=1) != pod.max(axis=1)))
+
+    def check_free(self, busy) -> None:
+        """InstanceError unless none of the job's GPUs is in the boolean mask ``busy``."""
+        busy = np.asarray(busy, dtype=bool)
+        if busy.shape != (self.cluster.n_gpus,):
+            raise InstanceError("busy", f"must have one entry per GPU ({self.cluster.n_gpus})")
+        taken = self.gpus[busy[self.gpus]]
+        if len(taken):
+            raise InstanceError("gpus", f"GPU {taken[0]} is busy")
+
+    # -- serialisation -----------------------------------------------------------------
+    def to_dict(self) -> dict:
+        d = {"job": self.job.to_dict(), "gpus": self.gpus.tolist()}
+        if self.meta:
+            d["meta"] = self.meta
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict, cluster: Cluster) -> "Placement":
+        obj("placement", d)
+        known_fields("placement", d, ("job", "gpus", "meta"))
+        for key in ("job", "gpus"):
+            if key not in d:
+                raise InstanceError(key, "missing")
+        ids = seq("gpus", d["gpus"])
+        g = np.array([number(f"gpus[{k}]", v, integer=True) for k, v in enumerate(ids)],
+                     dtype=np.int64)
+        return cls(cluster, Job.from_dict(d["job"]), g, dict(d.get("meta", {})))

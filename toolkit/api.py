@@ -133,7 +133,7 @@ def batch(paths, methods=None, *, out: str | os.PathLike | None = None, workers:
         known = {m for p in problems().values() for m in p.methods}
         bad = [m for m in methods if m not in known]
         if bad or not methods:
-            raise ConfigError("methods", f"unknown method(s) {', '.join(bad) or '(none given)'} "
+            raise ConfigError("methods", f"has unknown method(s) {', '.join(bad) or '(none given)'} "
                               f"(known: {', '.join(sorted(known))})")
     if not (isinstance(workers, int) and workers >= 1):
         raise ConfigError("workers", f"must be an integer >= 1, got {workers!r}")

@@ -76,5 +76,6 @@ def make_config(**settings) -> RunConfig:
         if settings.get(name) is not None and hasattr(settings[name], "__fspath__"):
             settings[name] = str(settings[name])
     cfg = RunConfig(**settings)
-    cfg.params, cfg.options = dict(cfg.params or {}), dict(cfg.options or {})
+    cfg.params = {} if cfg.params is None else cfg.params
+    cfg.options = {} if cfg.options is None else cfg.options
     return check_config(cfg)

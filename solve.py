@@ -194,8 +194,10 @@ def cmd_list(args) -> int:
     from toolkit.registry import problems
     from toolkit.reproduce import TARGETS
 
-    out(f"problems and methods (--option NAME=VALUE: name (type, default): help; --time-limit: "
-        f"the whole run, default {DEFAULT_TIME_LIMIT:g} s for model methods, none for heuristics):")
+    out("problems and methods:")
+    out(f"  (under each method its --option NAME=VALUE: name (type, default): help; --time-limit S "
+        f"is the whole run's budget, default {DEFAULT_TIME_LIMIT:g} s for model methods, none for "
+        f"heuristics)")
     for p in problems().values():
         out(f"  {p.name}: {p.summary}")
         for m in p.methods.values():

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from difflib import get_close_matches
 from typing import Any, Iterable
 
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
@@ -119,6 +118,8 @@ def check_params(params: dict) -> dict:
     an OptionError names one that is not a Gurobi parameter (before any solve)."""
     if not params:
         return {}
+    from difflib import get_close_matches
+
     from gurobipy import GRB
 
     known = {n.lower(): n for n in dir(GRB.Param) if not n.startswith("_")}

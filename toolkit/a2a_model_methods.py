@@ -60,7 +60,8 @@ def _per_d(inst, cfg, solve_d):
     bounds, runtime, statuses = [], 0.0, []
     for i, d in enumerate(ds):
         with cfg.budget.stage(f"{len(ds)} per-d models"):
-            cand, results = solve_d(d, len(ds) - i)
+            cand, results = (None, [_skipped()]) if cfg.budget.remaining() == 0 else \
+                solve_d(d, len(ds) - i)
         runtime += sum(r.runtime_s for r in results)
         statuses += [r.status for r in results]
         feas = [r.bound for r in results if r.status != "infeasible"]
@@ -83,6 +84,13 @@ def _per_d(inst, cfg, solve_d):
     res.objective = best[0]
     return MethodOutput(realize(best[1], inst), res, {"family": best[1].family,
                                                      "milp_objective": best[0]})
+
+
+def _skipped():
+    """The Result of a model not solved because the time budget was used up (no bound)."""
+    from models.backend import Result
+
+    return Result("time_limit_no_solution", message="not solved: the time budget was used up")
 
 
 def _share(cfg: RunConfig, parts: int) -> dict:
@@ -115,6 +123,9 @@ def run_exact_k1(inst, cfg: RunConfig) -> MethodOutput:
     def solve_d(d, left):
         best, results = None, []
         for j, ty in enumerate(types):
+            if cfg.budget.remaining() == 0:
+                results.append(_skipped())
+                continue
             model, h = build_exact_k1(inst.n, d, ty)
             res = solve(model, **_share(cfg, left * len(types) - j))
             results.append(res)

@@ -102,8 +102,9 @@ def check_shared(values: dict, methods: list) -> None:
         owners = [m for m in methods if any(o.name == name for o in m.options)]
         if not owners:
             valid = sorted({o.name for m in methods for o in m.options})
-            raise OptionError(f"option {name}: no selected method ({', '.join(sorted({m.name for m in methods}))}) "
-                              f"declares it; valid: {', '.join(valid) or 'none'}")
+            chosen = ", ".join(sorted({m.name for m in methods}))
+            raise OptionError(f"option {name}: no selected method ({chosen}) declares it; "
+                              f"valid: {', '.join(valid) or 'none'}")
         for m in owners:
             parse_options({name: raw}, m)
 

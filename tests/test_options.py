@@ -91,15 +91,16 @@ def test_declared_option_reaches_the_method(capsys):
 
 
 def test_batch_option_applies_to_methods_that_declare_it(tmp_path, capsys):
-    csv = tmp_path / "runs.csv"
     code, _, err = main("batch", SPECTRA, "--methods", "spectra,spectra-lp", "--option", "refine=lp",
-                        "--backend", "highs", "--out", csv, "--no-progress", capsys=capsys)
+                        "--backend", "highs", "--out", tmp_path / "a", "--no-progress", capsys=capsys)
     assert code == 0, err
-    assert "refine_lp_objective" in csv.read_text()       # spectra took it, spectra-lp did not fail
+    # spectra took it (its Refine LP ran), spectra-lp ran without it
+    assert "refine_lp_objective" in (tmp_path / "a" / "records.csv").read_text()
     code, _, err = main("batch", SPECTRA, "--methods", "spectra,baseline", "--option", "slots=4",
-                        "--out", tmp_path / "b.csv", "--no-progress", capsys=capsys)
+                        "--out", tmp_path / "b", "--no-progress", capsys=capsys)
     line, = err.strip().splitlines()
-    assert code == 2 and "option slots" in line and not (tmp_path / "b.csv").exists()
+    assert code == 2 and "option slots" in line
+    assert not (tmp_path / "b" / "records.csv").exists()       # before any run
 
 
 def test_gap_rejects_an_option_no_selected_method_declares(capsys):

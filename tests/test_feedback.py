@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -78,7 +79,9 @@ def test_verbose_keeps_log_dir_files(tmp_path, backend):
 
 
 def test_verbose_batch_with_workers_and_gap_stream_solver_logs(tmp_path):
-    files = [TINY, EX / "tiny_random_n4_s3.json"]
+    files = [tmp_path / "a.json", tmp_path / "b.json"]       # two files, one small model
+    for f in files:
+        shutil.copy(TINY, f)
     code, out, err = cli("-v", "batch", *files, "--methods", "milp", "--backend", "highs",
                          "--workers", 2, "--out", tmp_path / "runs.csv")
     assert code == 0, err
@@ -124,7 +127,7 @@ def test_verbose_and_quiet_exclude_each_other(argv):
 
 
 def test_batch_progress_into_a_pipe_is_plain_lines(tmp_path):
-    files = [TINY, EX / "tiny_random_n4_s3.json", EX / "worked_example.json"]
+    files = [TINY, EX / "tiny_random_n4_s3.json", EX / "worked_example.json"]   # heuristic
     code, out, err = cli("batch", *files, "--out", tmp_path / "runs.csv")   # stderr is a pipe
     assert code == 0, err
     assert "\r" not in err

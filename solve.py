@@ -185,6 +185,14 @@ def _metric_cols(recs):
 
 
 def _note(msg: str):
+    """An informational line on stderr (silenced by -q)."""
+    from toolkit.progress import note
+
+    note(msg)
+
+
+def _error(msg: str):
+    """The line of an error that makes the exit code nonzero: printed even with -q."""
     print(msg, file=sys.stderr)
 
 
@@ -212,9 +220,10 @@ def cmd_list(args) -> int:
     out("backends:")
     for name, text in licence_summary().items():
         out(f"  {name:<7} {text}")
-    out("reproduce targets:")
-    for t, (_, doc) in TARGETS.items():
-        out(f"  {t:<18} {doc}")
+    out("reproduce targets (about how long on 2 cores: full run, then with --quick):")
+    for t, tg in TARGETS.items():
+        out(f"  {t:<18} {tg.time_text('full'):<13} {tg.time_text('quick'):<13} {tg.doc}")
+    out("  ('-': no --quick variant; (est.): estimated from recorded runs, not timed)")
     return EXIT_OK
 
 
@@ -235,7 +244,7 @@ def cmd_solve(args) -> int:
                 cfg.iis_path = str(iis_path(folder, f, _method_name(data, args.method)))
             rec = run_task(data, f, args.method, cfg, want_solution=bool(folder))
         except (InstanceError, NotApplicable) as exc:
-            _note(f"error: {exc}")
+            _error(f"error: {exc}")
             code = EXIT_BAD_INPUT
             continue
         except Interrupted as exc:      # Ctrl-C: print its record, start no further file
@@ -243,7 +252,7 @@ def cmd_solve(args) -> int:
             _interrupted_note(exc, len(args.files) - i - 1)
         recs.append(rec)
         if failed(rec) and code != EXIT_INTERRUPTED:
-            _note(f"failure: {f} [{rec['method']}]: status {rec['status']}"
+            _error(f"failure: {f} [{rec['method']}]: status {rec['status']}"
                   + (f": {rec['message']}" if rec.get("message") else ""))
             code = max(code, EXIT_FAIL) if code != EXIT_BAD_INPUT else code
         if folder:
@@ -293,7 +302,7 @@ def _keep(folder: Path, f: str, rec: dict, cfg) -> None:
 
 def _interrupted_note(exc, n_left: int) -> None:
     rec = exc.record
-    _note(f"interrupted: {rec['instance']} [{rec['method']}] stopped by Ctrl-C after "
+    _error(f"interrupted: {rec['instance']} [{rec['method']}] stopped by Ctrl-C after "
           f"{rec['runtime_s']:.3g} s; its record is printed with status 'interrupted'"
           + (f"; {n_left} more run(s) not started" if n_left else ""))
 
@@ -335,7 +344,7 @@ def _run_batch(args, methods, progress: bool):
     except (SchedulerError, OptionError) as exc:   # bad --option: before any run
         raise BadInput(str(exc)) from None
     for msg in rep.bad_input:
-        _note(f"skipped bad input: {msg}")
+        _error(f"skipped bad input: {msg}")
     for msg in rep.declined:
         _note(f"skipped: {msg}")
     return rep, csv_path
@@ -363,7 +372,7 @@ def cmd_gap(args) -> int:
     from toolkit.rank import RANK_FIELDS
     from toolkit.run import failed
 
-    rep, where = _run_batch(args, _method_list(args.methods), progress=sys.stderr.isatty())
+    rep, where = _run_batch(args, _method_list(args.methods), progress=True)
     recs = rank_by_instance([from_row(r) for r in rep.rows])
     print_records([{k: v for k, v in r.items() if k not in KEY_FIELDS} for r in recs],
                   args.format, list(RANK_FIELDS))
@@ -500,7 +509,18 @@ def parser(solve_epilog: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("target")
     p.add_argument("--quick", action="store_true")
     p.add_argument("--out-dir", default="results")
+    _verbosity_args(ap, False)
+    for p in sub.choices.values():      # global flags: before or after the subcommand
+        _verbosity_args(p, argparse.SUPPRESS)
     return ap
+
+
+def _verbosity_args(p, default) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("-v", "--verbose", action="store_true", default=default,
+                   help="also stream the solvers' logs to stderr while they run")
+    g.add_argument("-q", "--quiet", action="store_true", default=default,
+                   help="stderr stays silent but for errors: no notes, progress or warnings")
 
 
 def main(argv=None, out_stream=None) -> int:
@@ -513,18 +533,27 @@ def main(argv=None, out_stream=None) -> int:
         args, rest = ap.parse_known_args(argv)
     if rest and args.cmd != "generate":
         ap.error(f"unrecognized arguments: {' '.join(rest)}")
+    if args.verbose and args.quiet:
+        ap.error("argument -q/--quiet: not allowed with argument -v/--verbose")
+    from toolkit.progress import NORMAL, QUIET, VERBOSE, verbosity
+
+    with verbosity(QUIET if args.quiet else VERBOSE if args.verbose else NORMAL):
+        return _run(args, rest)
+
+
+def _run(args, rest) -> int:
     try:
         if args.cmd == "generate":
             return cmd_generate(args, rest)
         return {"list": cmd_list, "solve": cmd_solve, "batch": cmd_batch, "gap": cmd_gap,
                 "reproduce": cmd_reproduce}[args.cmd](args)
     except BadInput as exc:
-        _note(f"error: {exc}")
+        _error(f"error: {exc}")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        _note(f"interrupted (Ctrl-C) during `{args.cmd}`"
-              + (f"; finished rows are in {args.out}/records.csv: rerun the same command "
-                 f"to resume" if args.cmd in ("batch", "gap") and args.out else ""))
+        _error(f"interrupted (Ctrl-C) during `{args.cmd}`"
+               + (f"; finished rows are in {args.out}/records.csv: rerun the same command "
+                  f"to resume" if args.cmd in ("batch", "gap") and args.out else ""))
         return EXIT_INTERRUPTED
 
 

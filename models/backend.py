@@ -27,6 +27,7 @@ from gurobipy import GRB
 
 from models import interrupt, model_files
 from models.gap import relative_gap
+from models.solver_log import echo, solver_output
 
 STATUSES = ("optimal", "feasible", "infeasible", "unbounded", "time_limit_no_solution", "error",
             "interrupted")
@@ -283,9 +284,11 @@ def _solve_gurobi(model, params, start_items, log, iis_path) -> Result:
     model.setParam("OutputFlag", 0)
     if model.NumVars:
         model.setAttr("Start", model.getVars(), [GRB.UNDEFINED] * model.NumVars)
-    if log:
+    console = solver_output()     # -v: the log's lines to stderr through the callback
+    if log or console:
         model.setParam("LogToConsole", 0)
-        model.setParam("LogFile", log)
+        if log:
+            model.setParam("LogFile", log)
         model.setParam("OutputFlag", 1)
     for name, val in params.items():
         try:
@@ -304,7 +307,9 @@ def _solve_gurobi(model, params, start_items, log, iis_path) -> Result:
             armed.append(True)
         if interrupt.requested():
             m.terminate()
-        if where == GRB.Callback.MIPSOL:
+        if where == GRB.Callback.MESSAGE and console:
+            echo(m.cbGet(GRB.Callback.MSG_STRING))
+        elif where == GRB.Callback.MIPSOL:
             incumbents.append((m.cbGet(GRB.Callback.RUNTIME), m.cbGet(GRB.Callback.MIPSOL_OBJ)))
 
     t0 = time.perf_counter()

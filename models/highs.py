@@ -15,6 +15,7 @@ import gurobipy as gp
 
 from models import interrupt
 from models.backend import HIGHS_PARAM_MAP, BackendError, Result, interrupted_message
+from models.solver_log import echo, solver_output
 
 _INF = 1e30  # |bound| >= this is infinite for HiGHS
 
@@ -69,7 +70,14 @@ def solve_highs(model, params, start_items, log) -> Result:
             continue
         opt, conv = lower[name.lower()]
         h.setOptionValue(opt, conv(val))
-    if log:
+    log_fh = None
+    if solver_output():     # -v: HiGHS passes its log to a subscribed callback instead of
+        # the console and the log file, so the callback writes both (stderr, not fd 1)
+        log_fh = open(log, "w", encoding="utf-8") if log else None
+        h.setOptionValue("output_flag", True)
+        h.setOptionValue("log_to_console", True)
+        h.cbLogging.subscribe(lambda e: _relay(e.message, log_fh))
+    elif log:
         h.setOptionValue("log_file", log)
         h.setOptionValue("output_flag", True)
         h.setOptionValue("log_to_console", False)
@@ -95,8 +103,12 @@ def solve_highs(model, params, start_items, log) -> Result:
     for cb in (h.cbSimplexInterrupt, h.cbIpmInterrupt, h.cbMipInterrupt):
         cb.subscribe(stop)
     t0 = time.perf_counter()
-    with interrupt.catch_sigint():
-        h.run()
+    try:
+        with interrupt.catch_sigint():
+            h.run()
+    finally:
+        if log_fh is not None:
+            log_fh.close()
     runtime = time.perf_counter() - t0
     ms = h.getModelStatus()
     info = h.getInfo()
@@ -140,6 +152,12 @@ def solve_highs(model, params, start_items, log) -> Result:
         res.message = (res.message + "; " if res.message else "") + \
             "no HiGHS equivalent, ignored: " + ", ".join(ignored)
     return res
+
+
+def _relay(text: str, log_fh) -> None:
+    echo(text)
+    if log_fh is not None:
+        log_fh.write(text)
 
 
 _HIGHS_POOL = "unset"   # thread count HiGHS' process-global scheduler was last sized for

@@ -475,7 +475,6 @@ def _run_dask(tasks, cfg, client, collect, solutions=None):
 
 
 def _bar(total, enabled):
-    from tqdm import tqdm
+    from toolkit.progress import bar
 
-    return tqdm(total=total, disable=not enabled or total == 0, unit="task", file=sys.stderr,
-                dynamic_ncols=True)
+    return bar(total, enabled)

@@ -1,74 +1,135 @@
 """Registry of ``solve.py reproduce`` targets: each regenerates one table or figure.
 
-A target is ``"module:function"``; the function takes ``(quick: bool, out_dir: Path)``
-and returns the paths it wrote. Later problem issues add their targets here.
+A target names a ``"module:function"``; the function takes ``(quick: bool, out_dir: Path)``
+and returns the paths it wrote. Each target also says how long it takes on 2 cores, in full
+and with ``--quick`` (``solve.py list`` prints it): wall times of the whole command, from
+the runs recorded in results/ or timed on the shared 2-core machine (load 3-5), except
+those marked estimated (extrapolated from recorded runs, e.g. the full DELTA figures from
+their ``--quick`` runs at a 10x time limit; not run in full).
 """
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from pathlib import Path
 
-TARGETS: dict[str, tuple[str, str]] = {
-    "spectra-example": ("benchmarks.spectra_example:run",
-                        "Spectra worked example, Figs. 2-4 (0.62 -> 0.525)"),
-    "spectra-runtime": ("benchmarks.spectra_runtime:run",
-                        "Spectra runtime and makespan/LB on n=100 benchmark matrices"),
-    "spectra-fig5": ("benchmarks.spectra_figs:run_fig5",
-                     "Spectra Fig. 5: synthetic MoE traffic heatmap and statistics"),
-    "spectra-fig6": ("benchmarks.spectra_figs:run_fig6",
-                     "Spectra Fig. 6: GPT/MoE makespan vs delta (Spectra, Eclipse, Baseline, LB)"),
-    "spectra-fig7": ("benchmarks.spectra_figs:run_fig7",
-                     "Spectra Fig. 7: GPT/MoE makespan with and without Equalize"),
-    "spectra-fig8": ("benchmarks.spectra_figs:run_fig8",
-                     "Spectra Fig. 8: GPT/MoE noise sensitivity (sigma 0.3% vs 1%)"),
-    "spectra-fig9": ("benchmarks.spectra_figs:run_fig9",
-                     "Spectra Fig. 9: benchmark makespan vs delta"),
-    "spectra-fig10": ("benchmarks.spectra_figs:run_fig10",
-                      "Spectra Fig. 10: benchmark makespan vs flows per port m (delta=0.04)"),
-    "spectra-fig11": ("benchmarks.spectra_figs:run_fig11",
-                      "Spectra Fig. 11: P(degree = k), simulation vs Eq. 10"),
-    "spectra-vs-s": ("benchmarks.spectra_figs:run_vs_s",
-                     "Spectra: makespan vs number of OCSes s, all workloads (delta=0.04)"),
-    "spectra-gap": ("benchmarks.spectra_gap:run",
-                    "Spectra gap study: exact MILP (HiGHS) vs Spectra vs lower bound, small instances"),
-    "delta-sim": ("benchmarks.delta_sim:run",
-                  "DELTA simulator time per evaluation and baseline NCT, Table I workloads"),
-    "delta-milp": ("benchmarks.delta_milp:run",
-                   "DELTA MILP size/time: pruning, hot start, interval vs fixed-step"),
-    "delta-fig6": ("benchmarks.delta_figs:run_fig6", "DELTA Fig. 6: NCT of six methods vs bandwidth"),
-    "delta-fig8": ("benchmarks.delta_figs:run_fig8", "DELTA Fig. 8: NCT of six methods vs sequence length"),
-    "delta-fig9": ("benchmarks.delta_figs:run_fig9", "DELTA Fig. 9: port ratio after port minimization"),
-    "delta-fig10": ("benchmarks.delta_figs:run_fig10",
-                    "DELTA Fig. 10: NCT of a stage-reversed job given the freed ports"),
-    "delta-fig11": ("benchmarks.delta_figs:run_fig11",
-                    "DELTA Fig. 11: execution time of the DELTA methods vs micro-batches"),
-    "delta-ga": ("benchmarks.delta_figs:run_ga", "DELTA-Fast convergence time per Table I workload"),
-    "a2a-example": ("benchmarks.a2a_example:run",
-                    "a2a motivating example (30T vs 35T vs 56T) and small worked numbers"),
-    "a2a-fig11": ("benchmarks.a2a_figs:run_fig11",
-                  "a2a Fig. 11: completion time across n, k and workloads at R* (paper: -39.66%)"),
-    "a2a-fig12": ("benchmarks.a2a_figs:run_fig12",
-                  "a2a Fig. 12: completion time across flow sizes, n=16 (paper: -47.35%)"),
-    "a2a-fig13": ("benchmarks.a2a_fig13:run",
-                  "a2a Fig. 13: ratio to the Theorem 1 bound vs n up to 4096 (paper: <=2.22, <=4.54)"),
-    "a2a-fig14": ("benchmarks.a2a_figs:run_fig14", "a2a Fig. 14: chosen d and cost vs R"),
-    "a2a-families": ("benchmarks.a2a_families:run",
-                     "a2a k=2 circulant/GenKautz chains vs the spec's prototype values"),
-    "lumos-table1": ("benchmarks.lumos_table1:run", "LumosCore [002] Table 1: cluster sizes, closed forms"),
-    "lumos-realization": ("benchmarks.lumos_realization:run",
-                          "LumosCore LTRR of Uniform vs Cross Wiring at 8k/32k GPUs ([001] Figs. 2b, 5)"),
-    "lumos-reconfig": ("benchmarks.lumos_reconfig:run",
-                       "LumosCore ITV-ILP vs MDMCF vs MCF: time and MRAR over scales ([001] Figs. 6-7)"),
-    "lumos-table6": ("benchmarks.lumos_table6:run",
-                     "LumosCore [002] Table 6: reallocated links per reconfiguration"),
-    "import-time": ("benchmarks.import_time:run",
-                    "start-up cost: import time of list, --help and a heuristic solve (< 0.5 s)"),
+
+@dataclass(frozen=True)
+class Target:
+    """One reproduce target."""
+
+    entry: str                  # "module:function"
+    doc: str
+    full: str                   # about how long the full run takes on 2 cores ("~3 min")
+    quick: str | None = None    # the same with --quick; None: the target has no --quick variant
+    estimated: str = ""         # "full", "quick" or "both": that time is estimated, not run
+
+    def time_text(self, which: str) -> str:
+        """The ``full`` or ``quick`` time for a listing, "(est.)" when estimated."""
+        t = self.full if which == "full" else self.quick
+        if t is None:
+            return "-"
+        return t + (" (est.)" if self.estimated in (which, "both") else "")
+
+
+TARGETS: dict[str, Target] = {
+    "spectra-example": Target("benchmarks.spectra_example:run",
+                              "Spectra worked example, Figs. 2-4 (0.62 -> 0.525)", "~2 s", None),
+    "spectra-runtime": Target("benchmarks.spectra_runtime:run",
+                              "Spectra runtime and makespan/LB on n=100 benchmark matrices",
+                              "~25 s", "~5 s", "full"),
+    "spectra-fig5": Target("benchmarks.spectra_figs:run_fig5",
+                           "Spectra Fig. 5: synthetic MoE traffic heatmap and statistics",
+                           "~5 s", "~5 s"),
+    "spectra-fig6": Target("benchmarks.spectra_figs:run_fig6",
+                           "Spectra Fig. 6: GPT/MoE makespan vs delta (Spectra, Eclipse, Baseline, LB)",
+                           "~1 min", "~30 s"),
+    "spectra-fig7": Target("benchmarks.spectra_figs:run_fig7",
+                           "Spectra Fig. 7: GPT/MoE makespan with and without Equalize",
+                           "~15 s", "~10 s"),
+    "spectra-fig8": Target("benchmarks.spectra_figs:run_fig8",
+                           "Spectra Fig. 8: GPT/MoE noise sensitivity (sigma 0.3% vs 1%)",
+                           "~2 min", "~30 s", "quick"),
+    "spectra-fig9": Target("benchmarks.spectra_figs:run_fig9",
+                           "Spectra Fig. 9: benchmark makespan vs delta", "~30 s", "~20 s"),
+    "spectra-fig10": Target("benchmarks.spectra_figs:run_fig10",
+                            "Spectra Fig. 10: benchmark makespan vs flows per port m (delta=0.04)",
+                            "~40 s", "~10 s", "quick"),
+    "spectra-fig11": Target("benchmarks.spectra_figs:run_fig11",
+                            "Spectra Fig. 11: P(degree = k), simulation vs Eq. 10",
+                            "~10 s", "~7 s"),
+    "spectra-vs-s": Target("benchmarks.spectra_figs:run_vs_s",
+                           "Spectra: makespan vs number of OCSes s, all workloads (delta=0.04)",
+                           "~45 s", "~10 s", "quick"),
+    "spectra-gap": Target("benchmarks.spectra_gap:run",
+                          "Spectra gap study: exact MILP (HiGHS) vs Spectra vs lower bound, small instances",
+                          "~8 min", "~1 min"),
+    "delta-sim": Target("benchmarks.delta_sim:run",
+                        "DELTA simulator time per evaluation and baseline NCT, Table I workloads",
+                        "~1 min", "~15 s", "full"),
+    "delta-milp": Target("benchmarks.delta_milp:run",
+                         "DELTA MILP size/time: pruning, hot start, interval vs fixed-step",
+                         "~1 h", "~15 min", "quick"),
+    "delta-fig6": Target("benchmarks.delta_figs:run_fig6",
+                         "DELTA Fig. 6: NCT of six methods vs bandwidth",
+                         "~7 h", "~45 min", "full"),
+    "delta-fig8": Target("benchmarks.delta_figs:run_fig8",
+                         "DELTA Fig. 8: NCT of six methods vs sequence length",
+                         "~7 h", "~45 min", "full"),
+    "delta-fig9": Target("benchmarks.delta_figs:run_fig9",
+                         "DELTA Fig. 9: port ratio after port minimization",
+                         "~3 h", "~20 min", "full"),
+    "delta-fig10": Target("benchmarks.delta_figs:run_fig10",
+                          "DELTA Fig. 10: NCT of a stage-reversed job given the freed ports",
+                          "~5 h", "~35 min", "full"),
+    "delta-fig11": Target("benchmarks.delta_figs:run_fig11",
+                          "DELTA Fig. 11: execution time of the DELTA methods vs micro-batches",
+                          "~5 h", "~20 min", "full"),
+    "delta-ga": Target("benchmarks.delta_figs:run_ga",
+                       "DELTA-Fast convergence time per Table I workload", "~3 min", "~2 min"),
+    "a2a-example": Target("benchmarks.a2a_example:run",
+                          "a2a motivating example (30T vs 35T vs 56T) and small worked numbers",
+                          "~1 min", "~5 s"),
+    "a2a-fig11": Target("benchmarks.a2a_figs:run_fig11",
+                        "a2a Fig. 11: completion time across n, k and workloads at R* (paper: -39.66%)",
+                        "~7 min", "~2.5 min", "full"),
+    "a2a-fig12": Target("benchmarks.a2a_figs:run_fig12",
+                        "a2a Fig. 12: completion time across flow sizes, n=16 (paper: -47.35%)",
+                        "~1.5 min", "~35 s", "full"),
+    "a2a-fig13": Target("benchmarks.a2a_fig13:run",
+                        "a2a Fig. 13: ratio to the Theorem 1 bound vs n up to 4096 (paper: <=2.22, <=4.54)",
+                        "~30 s", "~10 s"),
+    "a2a-fig14": Target("benchmarks.a2a_figs:run_fig14",
+                        "a2a Fig. 14: chosen d and cost vs R", "~4 min", "~2 min", "full"),
+    "a2a-families": Target("benchmarks.a2a_families:run",
+                           "a2a k=2 circulant/GenKautz chains vs the spec's prototype values",
+                           "~10 s", "~5 s"),
+    "lumos-table1": Target("benchmarks.lumos_table1:run",
+                           "LumosCore [002] Table 1: cluster sizes, closed forms", "~1 s", None),
+    "lumos-realization": Target("benchmarks.lumos_realization:run",
+                                "LumosCore LTRR of Uniform vs Cross Wiring at 8k/32k GPUs ([001] Figs. 2b, 5)",
+                                "~20 min", "~4 min", "full"),
+    "lumos-reconfig": Target("benchmarks.lumos_reconfig:run",
+                             "LumosCore ITV-ILP vs MDMCF vs MCF: time and MRAR over scales ([001] Figs. 6-7)",
+                             "~40 min", "~10 min", "full"),
+    "lumos-table6": Target("benchmarks.lumos_table6:run",
+                           "LumosCore [002] Table 6: reallocated links per reconfiguration",
+                           "~25 min", "~5 min", "full"),
+    "import-time": Target("benchmarks.import_time:run",
+                          "start-up cost: import time of list, --help and a heuristic solve (< 0.5 s)",
+                          "~10 s", None),
 }
 
 
 def run_target(name: str, quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
     if name not in TARGETS:
         raise KeyError(f"unknown reproduce target {name!r} (known: {', '.join(TARGETS)})")
-    mod, fn = TARGETS[name][0].split(":")
+    target = TARGETS[name]
+    if quick and target.quick is None:
+        from toolkit.progress import note
+
+        note(f"note: reproduce {name} has no --quick variant; running it in full ({target.full})")
+        quick = False
+    mod, fn = target.entry.split(":")
     out_dir.mkdir(parents=True, exist_ok=True)
     return getattr(importlib.import_module(mod), fn)(quick=quick, out_dir=out_dir)

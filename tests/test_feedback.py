@@ -83,10 +83,10 @@ def test_verbose_batch_with_workers_and_gap_stream_solver_logs(tmp_path):
     for f in files:
         shutil.copy(TINY, f)
     code, out, err = cli("-v", "batch", *files, "--methods", "milp", "--backend", "highs",
-                         "--workers", 2, "--out", tmp_path / "runs.csv")
+                         "--workers", 2, "--out", tmp_path / "runs")
     assert code == 0, err
     assert err.count(BANNER["highs"]) >= 2                 # from both worker processes
-    assert len(pd.read_csv(tmp_path / "runs.csv")) == 2
+    assert len(pd.read_csv(tmp_path / "runs" / "records.csv")) == 2
     code, out, err = cli("gap", TINY, "--methods", "spectra,milp", "--backend", "highs",
                          "--format", "csv", "-v")
     assert code == 0, err
@@ -100,7 +100,7 @@ def test_quiet_leaves_stderr_empty_on_success(tmp_path):
     assert (code, err) == (0, "")
     json.loads(out)
     # batch: no progress, no summary note; generate: no "wrote" note
-    code, out, err = cli("batch", TINY, EX / "worked_example.json", "--out", tmp_path / "r.csv",
+    code, out, err = cli("batch", TINY, EX / "worked_example.json", "--out", tmp_path / "r",
                          "--quiet")
     assert (code, err) == (0, ""), err
     assert "spectra" in out
@@ -128,14 +128,14 @@ def test_verbose_and_quiet_exclude_each_other(argv):
 
 def test_batch_progress_into_a_pipe_is_plain_lines(tmp_path):
     files = [TINY, EX / "tiny_random_n4_s3.json", EX / "worked_example.json"]   # heuristic
-    code, out, err = cli("batch", *files, "--out", tmp_path / "runs.csv")   # stderr is a pipe
+    code, out, err = cli("batch", *files, "--out", tmp_path / "runs")   # stderr is a pipe
     assert code == 0, err
     assert "\r" not in err
     assert "progress: 3/3 tasks (100%)" in err
     log = tmp_path / "err.log"                                # and into a file (2>log)
     with log.open("w") as fh:
         p = subprocess.run([sys.executable, str(ROOT / "solve.py"), "batch", *map(str, files),
-                            "--out", str(tmp_path / "again.csv")], cwd=ROOT, stdout=subprocess.PIPE,
+                            "--out", str(tmp_path / "again")], cwd=ROOT, stdout=subprocess.PIPE,
                            stderr=fh, timeout=300)
     assert p.returncode == 0
     text = log.read_bytes()

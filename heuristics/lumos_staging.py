@@ -1,0 +1,60 @@
+"""Staged reconfiguration without a solver ([002] A.8, spec 2.11): a lower bound and a
+first-fit-decreasing greedy.
+
+Stages are bins, leaves are dimensions: a stage of two or more groups may take at most
+``budget_a`` of leaf a's load (instances.lumos_staging), so the problem is
+multi-dimensional bin packing; groups that alone exceed a budget are staged alone.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from instances.lumos_staging import Staging, StagingInstance
+
+
+def stage_lower_bound(inst: StagingInstance) -> int:
+    """Stages any staging needs: one per group staged alone, plus for the others the most
+    any leaf needs, ceil(its load in those groups / its budget) (at least 1 if any)."""
+    pk = inst.packable
+    if not len(pk):
+        return len(inst.alone)
+    w = inst.load[:, pk].sum(axis=1)
+    cap = inst.leaf_budget
+    on = w > 0                                 # then cap >= 1 (every packable group fits alone)
+    need = int((-(-w[on] // cap[on])).max(initial=1))
+    return len(inst.alone) + max(1, need)
+
+
+def _order(inst: StagingInstance) -> np.ndarray:
+    """Packable groups by decreasing size: the largest fraction of a budget they take at any
+    leaf, then the total load, then the index (deterministic)."""
+    pk = inst.packable
+    W = inst.load[:, pk].astype(float)
+    cap = inst.leaf_budget.astype(float)
+    rel = np.divide(W, cap[:, None], out=np.zeros_like(W), where=cap[:, None] > 0)
+    size, total = rel.max(axis=0, initial=0.0), W.sum(axis=0)
+    return pk[np.lexsort((pk, -total, -size))]
+
+
+def staging_greedy(inst: StagingInstance) -> Staging:
+    """First-fit decreasing: each packable group, largest first (:func:`_order`), joins the
+    first stage where it keeps every leaf within its budget, else opens a stage; then one
+    stage per group that must be alone. O(G * theta * n) for G changed groups and n leaves
+    with load in them; never worse than one group per stage."""
+    groups = _order(inst)
+    rows = np.flatnonzero(inst.load[:, groups].sum(axis=1) > 0) if len(groups) else np.zeros(0, int)
+    W = inst.load[np.ix_(rows, groups)]
+    cap = inst.leaf_budget[rows]
+    used = np.zeros((0, len(rows)), dtype=np.int64)     # per stage: load taken per leaf
+    stages: list[list[int]] = []
+    for c, h in enumerate(groups):
+        fits = np.flatnonzero(np.all(used + W[:, c] <= cap, axis=1))
+        if len(fits):
+            s = int(fits[0])
+            used[s] += W[:, c]
+            stages[s].append(int(h))
+        else:
+            used = np.vstack([used, W[:, c][None]])
+            stages.append([int(h)])
+    stages = [sorted(s) for s in stages] + [[int(h)] for h in inst.alone]
+    return Staging(stages, {"method": "first-fit decreasing"})

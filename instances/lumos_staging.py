@@ -210,6 +210,10 @@ def stage_fractions(inst: StagingInstance, groups) -> np.ndarray:
     return np.divide(hit, T, out=np.zeros(len(T)), where=T > 0)
 
 
+def _index(h, H: int) -> bool:
+    return isinstance(h, (int, np.integer)) and not isinstance(h, bool) and 0 <= h < H
+
+
 def check_staging(inst: StagingInstance, sol: Staging) -> tuple[list[str], dict]:
     """Independent verifier: the stages partition the changed groups; in every stage of two
     or more groups each leaf loses at most iota of its flows (a stage of one group is
@@ -225,7 +229,7 @@ def check_staging(inst: StagingInstance, sol: Staging) -> tuple[list[str], dict]
             bad.append(f"stage {s} is empty")
             continue
         for h in stage:
-            if not isinstance(h, (int, np.integer)) or not 0 <= h < H:
+            if not _index(h, H):
                 bad.append(f"stage {s}: {h!r} is not a group index in [0, {H})")
             elif int(h) not in changed:
                 bad.append(f"stage {s}: group {h} does not change")
@@ -233,7 +237,7 @@ def check_staging(inst: StagingInstance, sol: Staging) -> tuple[list[str], dict]
                 bad.append(f"group {h} is in stages {seen[int(h)]} and {s}")
             else:
                 seen[int(h)] = s
-        valid = [int(h) for h in stage if isinstance(h, (int, np.integer)) and 0 <= h < H]
+        valid = [int(h) for h in stage if _index(h, H)]
         hit = inst.load[:, valid].sum(axis=1)
         frac = np.divide(hit, T, out=np.zeros(len(T)), where=T > 0)
         worst = max(worst, float(frac.max(initial=0.0)))

@@ -12,9 +12,37 @@ import numpy as np
 from instances.lumos_staging import Staging, StagingInstance
 
 
+def conflicts(inst: StagingInstance) -> np.ndarray:
+    """(G, G) bool over the packable groups: True if the two together exceed some leaf's
+    budget (so they need different stages). O(G^2 n)."""
+    pk = inst.packable
+    W = inst.load[:, pk]
+    rows = np.flatnonzero(W.sum(axis=1) > inst.leaf_budget)      # leaves a pair could overload
+    W, cap = W[rows], inst.leaf_budget[rows, None]
+    conf = np.array([((W[:, [i]] + W) > cap).any(axis=0) for i in range(len(pk))],
+                    dtype=bool).reshape(len(pk), len(pk))
+    np.fill_diagonal(conf, False)
+    return conf
+
+
+def clique_size(conf: np.ndarray) -> int:
+    """A large clique of the conflict graph, greedily from every start vertex (highest
+    degree first among the candidates left); its groups need one stage each. O(G^3)."""
+    deg = conf.sum(axis=1)
+    best = 0
+    for v in range(len(conf)):
+        size, cand = 1, conf[v].copy()
+        while cand.any():
+            u = int(np.flatnonzero(cand)[np.argmax(deg[cand])])
+            size, cand = size + 1, cand & conf[u]
+        best = max(best, size)
+    return best
+
+
 def stage_lower_bound(inst: StagingInstance) -> int:
-    """Stages any staging needs: one per group staged alone, plus for the others the most
-    any leaf needs, ceil(its load in those groups / its budget) (at least 1 if any)."""
+    """Stages any staging needs: one per group staged alone, plus for the others the
+    largest of (a) what some leaf needs, ceil(its load in those groups / its budget), and
+    (b) the size of a clique of pairwise conflicting groups (at least 1 if any)."""
     pk = inst.packable
     if not len(pk):
         return len(inst.alone)
@@ -22,7 +50,7 @@ def stage_lower_bound(inst: StagingInstance) -> int:
     cap = inst.leaf_budget
     on = w > 0                                 # then cap >= 1 (every packable group fits alone)
     need = int((-(-w[on] // cap[on])).max(initial=1))
-    return len(inst.alone) + max(1, need)
+    return len(inst.alone) + max(1, need, clique_size(conflicts(inst)))
 
 
 def _order(inst: StagingInstance) -> np.ndarray:

@@ -83,23 +83,27 @@ def _num(v: str):
 
 
 def _config(args):
+    from toolkit.config import ConfigError, check_config
     from toolkit.registry import RunConfig
 
-    if args.time_limit is not None and args.time_limit <= 0:
-        raise BadInput(f"--time-limit must be > 0, got {args.time_limit}")
-    if args.mip_gap is not None and args.mip_gap < 0:
-        raise BadInput(f"--mip-gap must be >= 0, got {args.mip_gap}")
-    if args.threads is not None and args.threads < 1:
-        raise BadInput(f"--threads must be >= 1, got {args.threads}")
+    cfg = RunConfig(backend=args.backend, time_limit=args.time_limit, mip_gap=args.mip_gap,
+                    threads=args.threads, params=_kv(args.param, "--param"),
+                    options=_kv(args.option, "--option"), log_dir=args.log_dir,
+                    write_model=getattr(args, "write_model", None))
+    try:
+        check_config(cfg)                       # the library's rules and words (toolkit.api)
+    except ConfigError as exc:
+        raise BadInput(exc.cli_text()) from None
+    if cfg.write_model and len(args.files) > 1:
+        raise BadInput(f"--write-model writes the model(s) of one run: give one FILE, "
+                       f"got {len(args.files)}")
     if args.max_memory is not None:
         if not (math.isfinite(args.max_memory) and args.max_memory > 0):
             raise BadInput(f"--max-memory must be a positive number of GiB, got {args.max_memory}")
         from instances.limits import set_max_gib
 
         set_max_gib(args.max_memory)
-    return RunConfig(backend=args.backend, time_limit=args.time_limit, mip_gap=args.mip_gap,
-                     threads=args.threads, params=_kv(args.param, "--param"),
-                     options=_kv(args.option, "--option"), log_dir=args.log_dir)
+    return cfg
 
 
 def _fmt(v):
@@ -442,6 +446,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+")
     p.add_argument("--method")
     _solver_args(p)
+    p.add_argument("--write-model", metavar="FILE.mps|.lp",
+                   help="write the model a model method solves (several: FILE.1, FILE.2, ...)")
     _out_arg(p, None)
     p.add_argument("--format", default="table", choices=["table", "json", "csv"])
     p = sub.add_parser("batch", help="resumable batch over files/folders")

@@ -25,7 +25,7 @@ import numpy as np
 import gurobipy as gp
 from gurobipy import GRB
 
-from models import interrupt
+from models import interrupt, model_files
 from models.gap import relative_gap
 
 STATUSES = ("optimal", "feasible", "infeasible", "unbounded", "time_limit_no_solution", "error",
@@ -235,10 +235,12 @@ def solve(model: gp.Model, backend: str = "auto", time_limit: float | None = Non
     reported in ``message``). Infeasible models are reported as such; with Gurobi an IIS
     is written to ``iis_path`` when given. A Ctrl-C stops the solve with status
     ``interrupted`` (the incumbent kept); after it, solves raise KeyboardInterrupt
-    (models.interrupt).
+    (models.interrupt). During a run with ``--write-model`` the model is written first
+    (models.model_files).
     """
     if interrupt.requested():
         raise KeyboardInterrupt("interrupted before this solve started")
+    model_files.write(model)        # --write-model: each model as it is handed over
     params = dict(params or {})
     if time_limit is not None:
         params["TimeLimit"] = time_limit

@@ -34,6 +34,7 @@ class RunConfig:
     log: str | None = None          # solver log file (set per task from log_dir)
     log_dir: str | None = None      # --log-dir: one <instance>.<method>.log per task
     iis_path: str | None = None
+    write_model: str | None = None  # --write-model FILE.mps|.lp (models.model_files)
 
     def solve_kw(self) -> dict:
         return dict(backend=self.backend, time_limit=self.time_limit, mip_gap=self.mip_gap,

@@ -59,7 +59,9 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
 
     Raises InstanceError for bad input and NotApplicable when the method declines, and
     Interrupted (a KeyboardInterrupt carrying the record) after a Ctrl-C. With
-    ``want_solution`` the record carries the solution as ``record["solution"]``.
+    ``want_solution`` the record carries the checked solution as ``record["solution"]``: a
+    dict (``True``) or the solution object itself (``"object"``). With ``cfg.write_model``
+    the record lists the model files written as ``model_files`` (models.model_files).
     """
     inst = instances.from_dict(data, source)
     prob = problem(inst.problem)
@@ -67,6 +69,11 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
         method = resolve_method(prob, method_name)
     except InstanceError as exc:
         raise exc.with_source(source) from None
+    if cfg.write_model and method.kind != "model":
+        models_ = ", ".join(m.name for m in prob.methods.values() if m.kind == "model")
+        raise InstanceError("write_model", f"--write-model needs a model method; {method.name} "
+                            f"is a {method.kind}, not a model method (model methods of "
+                            f"{prob.name}: {models_ or 'none'})", source)
     try:
         check_applicable(inst, method, cfg, source)
     except OptionError as exc:
@@ -83,6 +90,10 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
     preload(method)        # its heuristics (and models): imported before the clock starts
     t0 = time.perf_counter()
     interrupt.clear()
+    if cfg.write_model:
+        from models import model_files
+
+        model_files.begin(cfg.write_model)
     try:
         out = method.run(inst, cfg)
     except OptionError as exc:          # bad --option values and combinations
@@ -97,6 +108,9 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
             _interrupted(rec)
         rec["traceback"] = traceback.format_exc(limit=4)
         return rec
+    finally:
+        if cfg.write_model:         # the files written, also after a failure or Ctrl-C
+            rec["model_files"] = model_files.finish()
     rec["runtime_s"] = time.perf_counter() - t0
     res = out.solver
     if res is not None:
@@ -118,7 +132,8 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
             if res is None:
                 rec["status"] = "error"
         if want_solution:
-            rec["solution"] = prob.solution_to_dict(out.solution)
+            rec["solution"] = out.solution if want_solution == "object" else \
+                prob.solution_to_dict(out.solution)
     # objective, bound, problem_bound are in the units of prob.objective (the problem's one
     # ranking metric); a method's solver bound must be too (e.g. lumos-reconfig's encoding)
     analytic = prob.bound(inst) if prob.bound else None

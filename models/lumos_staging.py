@@ -53,16 +53,15 @@ def build_staging(inst: StagingInstance, theta: int | None = None, upper: int | 
     if S < 1 or (theta is None and upper is None and G == 0):
         raise ValueError(f"need at least one stage, got {S}")
     S = min(S, max(G, 1))
-    g = np.concatenate([np.full(min(k + 1, S), k) for k in range(G)]).astype(np.int64) \
-        if G else np.zeros(0, np.int64)
-    s = np.concatenate([np.arange(min(k + 1, S)) for k in range(G)]).astype(np.int64) \
-        if G else np.zeros(0, np.int64)
+    counts = np.minimum(np.arange(G) + 1, S)               # the k-th group: stages 0..k
+    g = np.repeat(np.arange(G), counts).astype(np.int64)
+    s = np.concatenate([np.arange(c) for c in counts] + [np.zeros(0, int)]).astype(np.int64)
     nv = len(g)
     direct = theta is None
     model = new_model("staging_direct" if direct else f"staging_theta{theta}")
     nz = S if direct else 0
-    x = model.addMVar(nv + nz, vtype=GRB.BINARY,
-                      name=[f"y[{k},{w}]" for k, w in zip(g, s)] + [f"z[{w}]" for w in range(nz)])
+    names = [f"y[{groups[k]},{w}]" for k, w in zip(g, s)] + [f"z[{w}]" for w in range(nz)]
+    x = model.addMVar(nv + nz, vtype=GRB.BINARY, name=names)
     y, z = x[:nv], (x[nv:] if direct else None)
     # (45, corrected) every changed group is reconfigured in exactly one stage
     model.addMConstr(incidence(g, G, nv + nz), x, GRB.EQUAL, np.ones(G), name="eq45_partition")
@@ -106,8 +105,8 @@ def staging_start(h: StagingHandles, sol: Staging) -> dict:
     """A complete MIP start from a staging of (at least) the packable groups: its stages
     renumbered by their first group, as the symmetry breaking requires."""
     pos = {int(grp): k for k, grp in enumerate(h.groups)}
-    parts = sorted(([pos[x] for x in st if x in pos] for st in sol.stages), key=lambda p: min(p, default=1 << 62))
-    parts = [p for p in parts if p]
+    parts = [p for p in ([pos[x] for x in st if x in pos] for st in sol.stages) if p]
+    parts.sort(key=min)
     stage_of = {k: w for w, p in enumerate(parts) for k in p}
     ys = h.y.tolist()
     start = {ys[v]: float(stage_of.get(int(h.g[v])) == int(h.s[v])) for v in range(len(ys))}

@@ -62,8 +62,10 @@ def check_config(cfg: RunConfig) -> RunConfig:
 
 
 def config_fields() -> tuple[str, ...]:
-    """The settings a caller may pass (every RunConfig field but the per-task ``log``)."""
-    return tuple(f.name for f in fields(RunConfig) if f.name != "log")
+    """The settings a caller may pass: every RunConfig field but the per-task ones (``log``;
+    ``options_shared``, ``declared`` and ``budget``, set by the run for each method)."""
+    internal = ("log", "options_shared", "declared", "budget")
+    return tuple(f.name for f in fields(RunConfig) if f.name not in internal)
 
 
 def make_config(**settings) -> RunConfig:

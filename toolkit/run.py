@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 import traceback
+from dataclasses import replace
 
 import instances
 from instances.errors import InstanceError
@@ -47,7 +48,7 @@ def resolve_method(prob, name: str | None):
 
 def check_applicable(inst, method, cfg: RunConfig, source: str | None = None) -> None:
     """Raise NotApplicable (one line naming the file) when the method declines ``inst``."""
-    reason = method.applicable(inst, cfg) if method.applicable else None
+    reason = method.applicable(inst, method.configure(cfg)) if method.applicable else None
     if reason:
         where = f"{source}: " if source else ""
         raise NotApplicable(f"{where}method {method.name} declines instance {inst.name!r}: {reason}")
@@ -75,11 +76,11 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
                             f"is a {method.kind}, not a model method (model methods of "
                             f"{prob.name}: {models_ or 'none'})", source)
     try:
+        cfg = method.configure(cfg, prob.methods.values())     # --option names and values
         check_applicable(inst, method, cfg, source)
     except OptionError as exc:
         raise InstanceError("option", str(exc), source) from None
     if cfg.log_dir:
-        from dataclasses import replace
         from pathlib import Path
 
         Path(cfg.log_dir).mkdir(parents=True, exist_ok=True)
@@ -88,6 +89,9 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
     rec.update(instance=source, name=inst.name, problem=prob.name, method=method.name,
                verified=False, message="", versions=versions_text())
     preload(method)        # its heuristics (and models): imported before the clock starts
+    budget = method.new_budget(cfg)         # --time-limit: the whole run's, all stages
+    cfg = replace(cfg, budget=budget)
+    rec["time_limit_s"] = budget.limit
     t0 = time.perf_counter()
     interrupt.clear()
     if cfg.write_model:
@@ -95,7 +99,7 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
 
         model_files.begin(cfg.write_model)
     try:
-        out = method.run(inst, cfg)
+        out = method.fn(inst, cfg)
     except OptionError as exc:          # bad --option values and combinations
         raise InstanceError("option", str(exc), source) from None
     except KeyboardInterrupt:           # Ctrl-C in Python code, or a solve after one
@@ -112,6 +116,8 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
         if cfg.write_model:         # the files written, also after a failure or Ctrl-C
             rec["model_files"] = model_files.finish()
     rec["runtime_s"] = time.perf_counter() - t0
+    if budget.split():
+        rec["time_split"] = budget.split()
     res = out.solver
     if res is not None:
         rec.update(backend=res.backend, backend_reason=res.backend_reason, n_vars=res.n_vars,

@@ -220,3 +220,23 @@ def random_requirement(fabric: Fabric, seed=0, per_leaf: int | None = None,
     np.add.at(L, (a[keep], b[keep]), 1)
     np.add.at(L, (b[keep], a[keep]), 1)
     return L
+
+
+def churn_requirement(fabric: Fabric, L: np.ndarray, churn: float, seed=0) -> np.ndarray:
+    """L after jobs come and go: a ``churn`` fraction of its units {a, b} (chosen at random)
+    is removed and the freed stubs are paired again at random across Pods (same-Pod pairs
+    dropped). Symmetric, and no leaf needs more paths than before."""
+    rng = np.random.default_rng(seed)
+    a, b = np.nonzero(np.triu(L, 1))
+    units = np.repeat(np.arange(len(a)), L[a, b])
+    drop = rng.choice(len(units), size=int(round(churn * len(units))), replace=False)
+    out = L.copy()
+    ua, ub = a[units[drop]], b[units[drop]]
+    np.add.at(out, (ua, ub), -1)
+    np.add.at(out, (ub, ua), -1)
+    stubs = rng.permutation(np.concatenate([ua, ub]))
+    sa, sb = stubs[0::2], stubs[1::2]
+    keep = fabric.pod_of_leaf(sa) != fabric.pod_of_leaf(sb)
+    np.add.at(out, (sa[keep], sb[keep]), 1)
+    np.add.at(out, (sb[keep], sa[keep]), 1)
+    return out

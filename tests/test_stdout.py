@@ -28,6 +28,7 @@ CASES = [
     ("a2a", None, "pmedian"),
     ("lumos-reconfig", "instances/lumos/three-pod-full-mesh-cross.json", "itv-ilp"),
     ("lumos-logical", "instances/lumos/logical-leaf-triangle-tau1.json", "logical-ilp-min"),
+    ("lumos-staging", "instances/lumos/staging-P8-tau1.json", "staging-ilp"),
 ]
 BACKENDS = ["highs", pytest.param("gurobi", marks=needs_gurobi)]
 

@@ -19,6 +19,7 @@ INSTANCE_TYPES = {
     "a2a": "instances.a2a:A2AInstance",
     "lumos-reconfig": "instances.lumos:ReconfigInstance",
     "lumos-logical": "instances.lumos_logical:LogicalInstance",
+    "lumos-placement": "instances.lumos_placement:PlacementInstance",
 }
 
 

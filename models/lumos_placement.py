@@ -43,12 +43,23 @@ class LevelHandles:
     """The slot variables of one level: ``idx`` are the Pods or leaves they stand for."""
 
     idx: np.ndarray
-    slots: gp.MVar
+    slots: list           # gp.Var per entry of idx
     size: int             # P (Pod level) or n_leaves (leaf level)
 
 
-def _vec(a) -> np.ndarray:
-    return np.asarray(a, dtype=float)
+# The models have a few variables per Pod or leaf: scalar rows (addLConstr) build them in
+# well under a millisecond, where matrix expressions cost ~10 ms of scipy.sparse overhead.
+def _int_vars(model: gp.Model, ub, name: str) -> list:
+    return [model.addVar(lb=0.0, ub=float(u), vtype=GRB.INTEGER, name=f"{name}[{k}]")
+            for k, u in enumerate(ub)]
+
+
+def _bin_vars(model: gp.Model, n: int, name: str) -> list:
+    return [model.addVar(vtype=GRB.BINARY, name=f"{name}[{k}]") for k in range(n)]
+
+
+def _row(model: gp.Model, coeffs, vars_, sense: str, rhs: float, name: str) -> None:
+    model.addLConstr(gp.LinExpr([float(c) for c in coeffs], list(vars_)), sense, float(rhs), name)
 
 
 def build_pod(inst: PlacementInstance, cap: Capacity, pods_first: bool = False
@@ -57,56 +68,55 @@ def build_pod(inst: PlacementInstance, cap: Capacity, pods_first: bool = False
     job = inst.job
     tp, ep = job.tp, job.ep
     pods = np.flatnonzero(cap.pod_units > 0)
-    n = len(pods)
     slots, free = cap.pod_slots[pods], cap.pod_free[pods]
     model = new_model("placement_pod")
-    s = model.addMVar(n, lb=0.0, ub=_vec(slots), vtype=GRB.INTEGER, name="s")
-    x = model.addMVar(n, vtype=GRB.BINARY, name="x")
-    e = model.addMVar(n, lb=0.0, ub=_vec(slots * tp // ep), vtype=GRB.INTEGER, name="e")
+    s = _int_vars(model, slots, "s")
+    x = _bin_vars(model, len(pods), "x")
+    e = _int_vars(model, slots * tp // ep, "e")
     # (37) the job's GPUs are all placed
-    model.addConstr(tp * s.sum() == job.gpus, name="eq37_job_gpus")
-    # (38) at most the Pod's free slots, none unless the Pod is selected
-    model.addConstr(s - slots * x <= 0, name="eq38_capacity")
-    # (40) a selected Pod holds at least one TP group (links s to x)
-    model.addConstr(s - x >= 0, name="eq40_selected")
-    # (39) a selected Pod holds at least one EP domain
-    model.addConstr(tp * s - ep * x >= 0, name="eq39_ep_min")
-    # EP domains whole inside a Pod
-    model.addConstr(tp * s - ep * e == 0, name="ep_whole")
+    _row(model, [tp] * len(s), s, GRB.EQUAL, job.gpus, "eq37_job_gpus")
+    for k in range(len(pods)):
+        # (38) at most the Pod's free slots, none unless the Pod is selected
+        _row(model, (1, -slots[k]), (s[k], x[k]), GRB.LESS_EQUAL, 0, f"eq38_capacity[{k}]")
+        # (40) a selected Pod holds at least one TP group (links s to x)
+        _row(model, (1, -1), (s[k], x[k]), GRB.GREATER_EQUAL, 0, f"eq40_selected[{k}]")
+        # (39) a selected Pod holds at least one EP domain
+        _row(model, (tp, -ep), (s[k], x[k]), GRB.GREATER_EQUAL, 0, f"eq39_ep_min[{k}]")
+        # EP domains whole inside a Pod
+        _row(model, (tp, -ep), (s[k], e[k]), GRB.EQUAL, 0, f"ep_whole[{k}]")
     # (41) fewest free GPUs in the selected Pods (best fit), optionally fewest Pods first
     w = float(free.sum() + 1) if pods_first else 0.0
-    model.setObjective((_vec(free) + w) @ x, GRB.MINIMIZE)
+    model.setObjective(gp.LinExpr([float(f) + w for f in free], x), GRB.MINIMIZE)
     model.update()
     return model, LevelHandles(pods, s, len(cap.pod_slots))
 
 
-def _leaves_of(inst: PlacementInstance, cap: Capacity, per_pod: np.ndarray) -> np.ndarray:
+def _leaves_of(inst: PlacementInstance, per_pod: np.ndarray) -> np.ndarray:
     lpp = inst.cluster.fabric.leaves_per_pod
-    leaves = (np.flatnonzero(per_pod)[:, None] * lpp + np.arange(lpp)).ravel()
-    return leaves
+    return (np.flatnonzero(per_pod)[:, None] * lpp + np.arange(lpp)).ravel()
 
 
 def build_leaf(inst: PlacementInstance, cap: Capacity, per_pod: np.ndarray,
                pods_first: bool = False) -> tuple[gp.Model, LevelHandles]:
     """The corrected leaf-level model: ``per_pod[i]`` slots over the leaves of Pod i."""
-    leaves = _leaves_of(inst, cap, per_pod)
+    leaves = _leaves_of(inst, per_pod)
     leaves = leaves[cap.leaf_slots[leaves] > 0]
     slots, free = cap.leaf_slots[leaves], cap.leaf_free[leaves]
     pod = inst.cluster.fabric.pod_of_leaf(leaves)
-    pods, row = np.unique(pod, return_inverse=True)
-    n = len(leaves)
     model = new_model("placement_leaf")
-    t = model.addMVar(n, lb=0.0, ub=_vec(slots), vtype=GRB.INTEGER, name="t")
-    y = model.addMVar(n, vtype=GRB.BINARY, name="y")
-    A = _incidence(row, len(pods), n)
+    t = _int_vars(model, slots, "t")
+    y = _bin_vars(model, len(leaves), "y")
     # each chosen Pod's slots are spread over its leaves
-    model.addMConstr(A, t, GRB.EQUAL, _vec(per_pod[pods]), name="leaf_demand")
-    # at most the leaf's free slots, none unless the leaf is selected
-    model.addConstr(t - slots * y <= 0, name="leaf_capacity")
-    model.addConstr(t - y >= 0, name="leaf_selected")
+    for i in np.unique(pod):
+        ks = np.flatnonzero(pod == i)
+        _row(model, [1] * len(ks), [t[k] for k in ks], GRB.EQUAL, per_pod[i], f"leaf_demand[{i}]")
+    for k in range(len(leaves)):
+        # at most the leaf's free slots, none unless the leaf is selected; selected: >= 1
+        _row(model, (1, -slots[k]), (t[k], y[k]), GRB.LESS_EQUAL, 0, f"leaf_capacity[{k}]")
+        _row(model, (1, -1), (t[k], y[k]), GRB.GREATER_EQUAL, 0, f"leaf_selected[{k}]")
     # fewest free GPUs in the selected leaves, optionally fewest leaves first
     w = float(free.sum() + 1) if pods_first else 0.0
-    model.setObjective((_vec(free) + w) @ y, GRB.MINIMIZE)
+    model.setObjective(gp.LinExpr([float(f) + w for f in free], y), GRB.MINIMIZE)
     model.update()
     return model, LevelHandles(leaves, t, len(cap.leaf_slots))
 
@@ -118,17 +128,19 @@ def build_authors_pod(inst: PlacementInstance, cap: Capacity) -> tuple[gp.Model,
     S = cl.gpus_per_pod // job.tp
     free = cap.pod_slots
     model = new_model("placement_authors_pod")
-    x = model.addMVar(P, lb=0.0, ub=float(S), vtype=GRB.INTEGER, name="x")
-    used = model.addMVar(P, vtype=GRB.BINARY, name="used")
-    e = model.addMVar(P, lb=0.0, ub=float(cl.gpus_per_pod // job.ep), vtype=GRB.INTEGER, name="e")
+    x = _int_vars(model, [S] * P, "x")
+    used = _bin_vars(model, P, "used")
+    e = _int_vars(model, [cl.gpus_per_pod // job.ep] * P, "e")
     mini = model.addVar(lb=0.0, ub=float(S), vtype=GRB.INTEGER, name="mini_x")
-    model.addConstr(x <= _vec(free), name="free")
-    model.addConstr(x - mini >= 0, name="mini_x")
-    model.addConstr(x.sum() == cap.need, name="required")
-    model.addConstr(used - x <= 0, name="used_le_x")
-    model.addConstr(10.0 * S * used - x >= 0, name="used_big_m")
-    model.addConstr(job.ep * e - job.tp * x == 0, name="ep_whole")
-    model.setObjective(100.0 * used.sum() + _vec(free) @ used - mini, GRB.MINIMIZE)
+    _row(model, [1] * P, x, GRB.EQUAL, cap.need, "required")
+    for i in range(P):
+        _row(model, (1,), (x[i],), GRB.LESS_EQUAL, free[i], f"free[{i}]")
+        _row(model, (1, -1), (x[i], mini), GRB.GREATER_EQUAL, 0, f"mini_x[{i}]")
+        _row(model, (1, -1), (used[i], x[i]), GRB.LESS_EQUAL, 0, f"used_le_x[{i}]")
+        _row(model, (10 * S, -1), (used[i], x[i]), GRB.GREATER_EQUAL, 0, f"used_big_m[{i}]")
+        _row(model, (job.ep, -job.tp), (e[i], x[i]), GRB.EQUAL, 0, f"ep_whole[{i}]")
+    model.setObjective(gp.LinExpr([100.0 + float(f) for f in free] + [-1.0], used + [mini]),
+                       GRB.MINIMIZE)
     model.update()
     return model, LevelHandles(np.arange(P), x, P)
 
@@ -136,19 +148,22 @@ def build_authors_pod(inst: PlacementInstance, cap: Capacity) -> tuple[gp.Model,
 def build_authors_leaf(inst: PlacementInstance, cap: Capacity, per_pod: np.ndarray
                        ) -> tuple[gp.Model, LevelHandles]:
     """The [REPO] leaf-level model over the leaves of the chosen Pods."""
-    leaves = _leaves_of(inst, cap, per_pod)
+    leaves = _leaves_of(inst, per_pod)
     S = inst.cluster.servers_per_leaf * (inst.cluster.gpus_per_server // inst.job.tp)
     free = cap.leaf_slots[leaves]
-    pods, row = np.unique(inst.cluster.fabric.pod_of_leaf(leaves), return_inverse=True)
+    pod = inst.cluster.fabric.pod_of_leaf(leaves)
     n = len(leaves)
     model = new_model("placement_authors_leaf")
-    x = model.addMVar(n, lb=0.0, ub=float(S), vtype=GRB.INTEGER, name="x")
-    used = model.addMVar(n, vtype=GRB.BINARY, name="used")
-    model.addConstr(x <= _vec(free), name="free")
-    model.addMConstr(_incidence(row, len(pods), n), x, GRB.EQUAL, _vec(per_pod[pods]), name="required")
-    model.addConstr(used - x <= 0, name="used_le_x")
-    model.addConstr(10.0 * S * used - x >= 0, name="used_big_m")
-    model.setObjective(100.0 * used.sum() + _vec(free) @ used, GRB.MINIMIZE)
+    x = _int_vars(model, [S] * n, "x")
+    used = _bin_vars(model, n, "used")
+    for i in np.unique(pod):
+        ks = np.flatnonzero(pod == i)
+        _row(model, [1] * len(ks), [x[k] for k in ks], GRB.EQUAL, per_pod[i], f"required[{i}]")
+    for k in range(n):
+        _row(model, (1,), (x[k],), GRB.LESS_EQUAL, free[k], f"free[{k}]")
+        _row(model, (1, -1), (used[k], x[k]), GRB.LESS_EQUAL, 0, f"used_le_x[{k}]")
+        _row(model, (10 * S, -1), (used[k], x[k]), GRB.GREATER_EQUAL, 0, f"used_big_m[{k}]")
+    model.setObjective(gp.LinExpr([100.0 + float(f) for f in free], used), GRB.MINIMIZE)
     model.update()
     return model, LevelHandles(leaves, x, inst.cluster.fabric.n_leaves)
 
@@ -158,12 +173,6 @@ def extract_level(h: LevelHandles, res: Result) -> np.ndarray:
     out = np.zeros(h.size, dtype=np.int64)
     out[h.idx] = np.round(res.value(h.slots)).astype(np.int64)
     return out
-
-
-def _incidence(row: np.ndarray, n_rows: int, n_cols: int):
-    import scipy.sparse as sp
-
-    return sp.csr_matrix((np.ones(n_cols), (row, np.arange(n_cols))), shape=(n_rows, n_cols))
 
 
 # ----------------------------------------------------------------------------------------

@@ -20,6 +20,9 @@ solve_placement = lazy("models.lumos_placement", "solve_placement")
 
 PODS_FIRST = Option("pods_first", bool, False,
                     "fewest Pods (and leaves) first, then fewest idle GPUs (spec 2.8 weighting)")
+MAX_VARS = 200_000
+MAX_VARS_OPT = Option("max_vars", int, MAX_VARS, "decline clusters whose models could have more "
+                      "variables (3 per Pod + 2 per leaf)", minimum=0)
 EP_SPLIT = Option("ep_split", bool, False, "allow EP domains across Pods when no placement keeps "
                   "them whole (the [002] 4.2.1 fragmentation exception)")
 
@@ -40,6 +43,12 @@ def run_model(variant: str):
         sol, res = solve_placement(inst, variant, first, cfg.solve_kw(), cfg.budget.stage)
         return MethodOutput(sol, res)
     return run
+
+
+def ilp_applicable(inst: PlacementInstance, cfg: RunConfig) -> str | None:
+    fab = inst.cluster.fabric
+    n, cap = 3 * fab.pods + 1 + 2 * fab.n_leaves, cfg.option("max_vars")
+    return f"up to {n} variables > max_vars={cap} (--option max_vars=N forces)" if n > cap else None
 
 
 GEN_PARAMS = {
@@ -101,9 +110,10 @@ register_problem(Problem(
                (EP_SPLIT,)),
         Method("placement-ilp", "model", run_model("corrected"),
                "corrected A.4 model (spec 2.8), Pod level then leaf level: min idle GPUs",
-               (PODS_FIRST,), exact=True),
+               (PODS_FIRST, MAX_VARS_OPT), applicable=ilp_applicable, exact=True),
         Method("placement-authors", "model", run_model("authors"),
-               "[REPO] variant: 100 * Pods + free slots - mini_x, leaves likewise, GPUs in id order"),
+               "[REPO] variant: 100 * Pods + free slots - mini_x, leaves likewise, GPUs in id order",
+               (MAX_VARS_OPT,), applicable=ilp_applicable),
     ]},
     default_method="placement-greedy",
     generator=Generator(generate, GEN_PARAMS),

@@ -61,6 +61,8 @@ TARGETS: dict[str, tuple[str, str]] = {
                        "LumosCore ITV-ILP vs MDMCF vs MCF: time and MRAR over scales ([001] Figs. 6-7)"),
     "lumos-table6": ("benchmarks.lumos_table6:run",
                      "LumosCore [002] Table 6: reallocated links per reconfiguration"),
+    "lumos-placement": ("benchmarks.lumos_placement:run",
+                        "LumosCore GPU placement: ILP vs greedy on 1,000 trace arrivals at 4k/32k GPUs"),
     "import-time": ("benchmarks.import_time:run",
                     "start-up cost: import time of list, --help and a heuristic solve (< 0.5 s)"),
 }

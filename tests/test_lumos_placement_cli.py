@@ -90,4 +90,4 @@ def test_benchmark_on_a_toy_setting(tmp_path, monkeypatch):
     assert (df.greedy_idle >= df.ilp_idle).all() and (df.ilp_pods_first_pods <= df.ilp_pods).all()
     md = (tmp_path / "lumos_placement.md").read_text()
     assert "python solve.py reproduce lumos-placement --quick" in md and "load average" in md
-    assert np.isfinite(df.ilp_time_s).all()
+    assert np.isfinite(df.ilp_ms).all() and (df.greedy_ms >= 0).all()

@@ -83,23 +83,32 @@ def _num(v: str):
 
 
 def _config(args):
+    from toolkit.config import ConfigError, check_config
+    from toolkit.options import OptionError, check_params
     from toolkit.registry import RunConfig
 
-    if args.time_limit is not None and args.time_limit <= 0:
-        raise BadInput(f"--time-limit must be > 0, got {args.time_limit}")
-    if args.mip_gap is not None and args.mip_gap < 0:
-        raise BadInput(f"--mip-gap must be >= 0, got {args.mip_gap}")
-    if args.threads is not None and args.threads < 1:
-        raise BadInput(f"--threads must be >= 1, got {args.threads}")
+    try:
+        params = check_params(_kv(args.param, "--param"))
+    except OptionError as exc:
+        raise BadInput(str(exc)) from None
+    cfg = RunConfig(backend=args.backend, time_limit=args.time_limit, mip_gap=args.mip_gap,
+                    threads=args.threads, params=params,
+                    options=_kv(args.option, "--option"), log_dir=args.log_dir,
+                    write_model=getattr(args, "write_model", None))
+    try:
+        check_config(cfg)                       # the library's rules and words (toolkit.api)
+    except ConfigError as exc:
+        raise BadInput(exc.cli_text()) from None
+    if cfg.write_model and len(args.files) > 1:
+        raise BadInput(f"--write-model writes the model(s) of one run: give one FILE, "
+                       f"got {len(args.files)}")
     if args.max_memory is not None:
         if not (math.isfinite(args.max_memory) and args.max_memory > 0):
             raise BadInput(f"--max-memory must be a positive number of GiB, got {args.max_memory}")
         from instances.limits import set_max_gib
 
         set_max_gib(args.max_memory)
-    return RunConfig(backend=args.backend, time_limit=args.time_limit, mip_gap=args.mip_gap,
-                     threads=args.threads, params=_kv(args.param, "--param"),
-                     options=_kv(args.option, "--option"), log_dir=args.log_dir)
+    return cfg
 
 
 def _fmt(v):
@@ -184,17 +193,22 @@ def _note(msg: str):
 # --------------------------------------------------------------------------------------
 def cmd_list(args) -> int:
     from models.backend import licence_summary
+    from toolkit.budget import DEFAULT_TIME_LIMIT
+    from toolkit.options import option_lines
     from toolkit.registry import problems
     from toolkit.reproduce import TARGETS
 
     out("problems and methods:")
+    out(f"  (under each method its --option NAME=VALUE: name (type, default): help; --time-limit S "
+        f"is the whole run's budget, default {DEFAULT_TIME_LIMIT:g} s for model methods, none for "
+        f"heuristics)")
     for p in problems().values():
         out(f"  {p.name}: {p.summary}")
         for m in p.methods.values():
             dflt = " (default)" if m.name == p.default_method else ""
             out(f"    {m.name:<16} {m.kind:<9} {m.summary}{dflt}")
-            if m.options:
-                out(f"    {'':<16} {'':<9} --option {m.options}")
+            for line in option_lines(m):
+                out(f"    {'':<16} {'':<9}   {line}")
     out("backends:")
     for name, text in licence_summary().items():
         out(f"  {name:<7} {text}")
@@ -307,6 +321,7 @@ def _run_batch(args, methods, progress: bool):
     """The batch of ``args`` (batch or gap) into its --out folder (none: in memory);
     returns the BatchReport and where the records are. Declines and bad files go to stderr."""
     from toolkit.batch import SchedulerError, run_batch
+    from toolkit.options import OptionError
     from toolkit.outdir import RECORDS_CSV
 
     cfg = _config(args)
@@ -317,7 +332,7 @@ def _run_batch(args, methods, progress: bool):
     try:
         rep = run_batch(args.paths, methods, cfg, csv_path, workers=args.workers,
                         scheduler=args.scheduler, progress=progress, solutions=folder)
-    except SchedulerError as exc:
+    except (SchedulerError, OptionError) as exc:   # bad --option: before any run
         raise BadInput(str(exc)) from None
     for msg in rep.bad_input:
         _note(f"skipped bad input: {msg}")
@@ -368,8 +383,15 @@ def cmd_gap(args) -> int:
 def cmd_generate(args, rest) -> int:
     import instances
     from instances.errors import InstanceError
-    from toolkit.registry import problem
+    from toolkit.registry import problem, problems
 
+    if args.problem is None:
+        names = ", ".join(problems())
+        if {"-h", "--help"} & set(rest):
+            out(f"usage: solve.py generate PROBLEM -o FILE [--PARAM VALUE ...]\n"
+                f"PROBLEM: {names}; `solve.py generate PROBLEM --help` lists its parameters")
+            return EXIT_OK
+        raise BadInput(f"generate: PROBLEM is required (one of {names})")
     try:
         prob = problem(args.problem)
     except KeyError as exc:
@@ -377,14 +399,19 @@ def cmd_generate(args, rest) -> int:
     if prob.generator is None:
         raise BadInput(f"problem {prob.name} has no generator")
     gp_ = argparse.ArgumentParser(prog=f"solve.py generate {prob.name}", add_help=True)
+    gp_.add_argument("-o", "--output", metavar="FILE", help="instance file to write (required)")
     for name, (kind, default, help_) in prob.generator.params.items():
         gp_.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind, default=default,
-                         help=f"{help_} (default {default!r})")
+                         metavar=kind.__name__.upper(),
+                         help=f"{help_} ({kind.__name__}, default {default!r})")
     try:
         with contextlib.redirect_stdout(OUT):
             params = vars(gp_.parse_args(rest))
     except SystemExit as exc:
         return EXIT_OK if exc.code == 0 else EXIT_BAD_INPUT
+    params.pop("output")
+    if not args.output:
+        raise BadInput(f"generate {prob.name}: -o FILE is required")
     try:
         inst = prob.generator.run(**params)
     except InstanceError as exc:
@@ -409,7 +436,9 @@ def cmd_reproduce(args) -> int:
 # --------------------------------------------------------------------------------------
 def _solver_args(p):
     p.add_argument("--backend", default="auto", choices=["auto", "gurobi", "highs"])
-    p.add_argument("--time-limit", type=float, help="seconds, per solve")
+    p.add_argument("--time-limit", type=float,
+                   help="seconds: the wall-clock budget of the whole method run, however the "
+                        "method splits it (default: 600 s for model methods, none for heuristics)")
     p.add_argument("--mip-gap", type=float, help="relative MIP gap")
     p.add_argument("--threads", type=int)
     p.add_argument("--param", action="append", metavar="NAME=VALUE",
@@ -434,14 +463,17 @@ def _workers_args(p) -> None:
     p.add_argument("--scheduler", help="Dask distributed scheduler address (tcp://host:8786)")
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(solve_epilog: str | None = None) -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="solve.py", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("list", help="problems, methods, backends, reproduce targets")
-    p = sub.add_parser("solve", help="solve instance files")
+    sub.add_parser("list", help="problems, methods and their options, backends, reproduce targets")
+    p = sub.add_parser("solve", help="solve instance files", epilog=solve_epilog,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("files", nargs="+")
     p.add_argument("--method")
     _solver_args(p)
+    p.add_argument("--write-model", metavar="FILE.mps|.lp",
+                   help="write the model a model method solves (several: FILE.1, FILE.2, ...)")
     _out_arg(p, None)
     p.add_argument("--format", default="table", choices=["table", "json", "csv"])
     p = sub.add_parser("batch", help="resumable batch over files/folders")
@@ -459,9 +491,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--format", default="table", choices=["table", "json", "csv"])
     _out_arg(p, None, "; gap adds gap.md, gap.csv, gap-summary.csv, gap.png")
     _solver_args(p)
-    p = sub.add_parser("generate", help="write a generated instance (PROBLEM --help for params)")
-    p.add_argument("problem")
-    p.add_argument("-o", "--output", required=True)
+    # its --help is the problem generator's (cmd_generate), with the parameters
+    p = sub.add_parser("generate", help="write a generated instance (PROBLEM --help for params)",
+                       add_help=False)
+    p.add_argument("problem", nargs="?")
+    p.add_argument("-o", "--output")
     p = sub.add_parser("reproduce", help="regenerate a paper table/figure into results/")
     p.add_argument("target")
     p.add_argument("--quick", action="store_true")
@@ -474,7 +508,7 @@ def main(argv=None, out_stream=None) -> int:
     global OUT
     OUT = out_stream or sys.stdout
     argv = sys.argv[1:] if argv is None else argv
-    ap = parser()
+    ap = parser(_method_help(argv))
     with contextlib.redirect_stdout(OUT):     # --help is what the user asked for
         args, rest = ap.parse_known_args(argv)
     if rest and args.cmd != "generate":
@@ -492,6 +526,27 @@ def main(argv=None, out_stream=None) -> int:
               + (f"; finished rows are in {args.out}/records.csv: rerun the same command "
                  f"to resume" if args.cmd in ("batch", "gap") and args.out else ""))
         return EXIT_INTERRUPTED
+
+
+def _method_help(argv: list[str]) -> str | None:
+    """For ``solve --method M --help``: M's options, printed after the usual help."""
+    if not argv or argv[0] != "solve" or not {"-h", "--help"} & set(argv):
+        return None
+    names = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--method"]
+    names += [a.split("=", 1)[1] for a in argv if a.startswith("--method=")]
+    if not names:
+        return "method options: see `solve.py list` or `solve.py solve --method M --help`"
+    from toolkit.options import option_lines
+    from toolkit.registry import problems
+
+    lines = []
+    for p in problems().values():
+        if names[-1] in p.methods:
+            m = p.methods[names[-1]]
+            opts = option_lines(m) or ["(none)"]
+            lines += [f"--option NAME=VALUE of method {m.name} ({p.name}, {m.kind}):"] + \
+                [f"  {line}" for line in opts]
+    return "\n".join(lines) or f"method {names[-1]!r}: unknown (see `solve.py list`)"
 
 
 def cli() -> None:

@@ -28,7 +28,7 @@ from instances import load_instance, save_instance
 from instances.delta_models import TABLE_I
 from toolkit.batch import run_batch
 from toolkit.delta_methods import generate
-from toolkit.registry import RunConfig
+from toolkit.registry import RunConfig, selected_methods
 
 MODELS = ("megatron-177b", "mixtral-8x22b", "megatron-462b", "deepseek-671b")
 # the paper's six, plus DELTA-Joint-HotStart (DELTA-Fast's topology as the MIP start): with
@@ -59,7 +59,7 @@ def run_fig(fig: str, quick: bool, out_dir: Path) -> list[Path]:
                 save_instance(generate(model=model, micro_batches=n, name=f"{model}-{v}",
                                        **{spec["param"]: v}), f)
     runs = out_dir / "delta_runs" / f"{tag}.csv"
-    run_batch([inst_dir], list(METHODS), _cfg(quick), runs, progress=True, keyless="keep")
+    run_batch([inst_dir], list(METHODS), _cfg(quick, METHODS), runs, progress=True, keyless="keep")
     df = pd.read_csv(runs)
     df["model"] = df["name"].str.rsplit("-", n=1).str[0]
     df["x"] = df["name"].str.rsplit("-", n=1).str[1].astype(int)
@@ -157,10 +157,12 @@ FIG10_PAPER = {"megatron-177b": "11.0% -> 2.2%", "mixtral-8x22b": "46.5% -> 20.4
                "deepseek-671b": "24.3% -> 2.8%"}
 
 
-def _cfg(quick: bool, **options) -> RunConfig:
+def _cfg(quick: bool, methods, **options) -> RunConfig:
+    """The runs' settings: the GA's (stall, ga_time_limit) when one of ``methods`` runs it."""
     limit = 60.0 if quick else 600.0
-    return RunConfig(time_limit=limit, options={"stall": 50 if quick else 200, "ga_time_limit": limit,
-                                                **options})
+    opts = {"stall": 50 if quick else 200, "ga_time_limit": limit, **options}
+    declared = {o.name for m in selected_methods(list(methods)) for o in m.options}
+    return RunConfig(time_limit=limit, options={k: v for k, v in opts.items() if k in declared})
 
 
 def _instances(models, quick: bool, inst_dir: Path, n_of=None, **params) -> None:
@@ -179,7 +181,7 @@ def _port_runs(quick: bool, out_dir: Path) -> pd.DataFrame:
     inst_dir = out_dir / "delta_runs" / tag
     _instances(MODELS, quick, inst_dir)
     runs = out_dir / "delta_runs" / f"{tag}.csv"
-    run_batch([inst_dir], list(DELTA_METHODS), _cfg(quick, ports=1), runs, progress=True,
+    run_batch([inst_dir], list(DELTA_METHODS), _cfg(quick, DELTA_METHODS, ports=1), runs, progress=True,
               keyless="keep")
     df = pd.read_csv(runs)
     df["model"] = df["name"].str.rsplit("-", n=1).str[0]
@@ -238,7 +240,7 @@ def run_fig10(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
                 if not f.exists():
                     save_instance(inst_t, f)
         runs = out_dir / "delta_runs" / f"{tag}_{variant}.csv"
-        run_batch([vdir], [variant], _cfg(quick), runs, progress=True, keyless="keep")
+        run_batch([vdir], [variant], _cfg(quick, [variant]), runs, progress=True, keyless="keep")
         frames.append(pd.read_csv(runs))
     df = pd.concat(frames, ignore_index=True)
     df["model"] = df["name"].str.replace(r"-\d+-T0?$", "", regex=True)
@@ -276,7 +278,8 @@ def run_fig11(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
     for n in FIG11_N[quick]:
         _instances(FIG11_MODELS, quick, inst_dir, n_of=lambda m, n=n: n)
     runs = out_dir / "delta_runs" / f"{tag}.csv"
-    run_batch([inst_dir], list(FIG11_METHODS), _cfg(quick), runs, progress=True, keyless="keep")
+    run_batch([inst_dir], list(FIG11_METHODS), _cfg(quick, FIG11_METHODS), runs, progress=True,
+              keyless="keep")
     df = pd.read_csv(runs)
     df["model"] = df["name"].str.rsplit("-", n=1).str[0]
     df["micro_batches"] = df["name"].str.rsplit("-", n=1).str[1].astype(int)

@@ -14,6 +14,7 @@ proof that none exists.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -110,8 +111,11 @@ def realize(fabric: Fabric, C, wiring: str, backend: str = "auto",
     elif wiring == "uniform":
         w = make_wiring(fabric, "uniform")
         cfg, ok, certs, texts = OcsConfig.empty(fabric, w), True, [], []
-        for h in range(fabric.H):
-            st, mats, text, cert = _uniform_group(C[h], fabric.k_spine, backend, time_limit)
+        t0 = time.perf_counter()
+        for h in range(fabric.H):       # time_limit is for all groups: each a fair share of the rest
+            left = None if time_limit is None else \
+                max(0.0, time_limit - (time.perf_counter() - t0)) / (fabric.H - h)
+            st, mats, text, cert = _uniform_group(C[h], fabric.k_spine, backend, left)
             texts.append(f"group {h}: {text}")
             if st is True:
                 for k, X in enumerate(mats):

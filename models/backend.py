@@ -25,7 +25,7 @@ import numpy as np
 import gurobipy as gp
 from gurobipy import GRB
 
-from models import interrupt
+from models import interrupt, model_files
 from models.gap import relative_gap
 
 STATUSES = ("optimal", "feasible", "infeasible", "unbounded", "time_limit_no_solution", "error",
@@ -235,10 +235,12 @@ def solve(model: gp.Model, backend: str = "auto", time_limit: float | None = Non
     reported in ``message``). Infeasible models are reported as such; with Gurobi an IIS
     is written to ``iis_path`` when given. A Ctrl-C stops the solve with status
     ``interrupted`` (the incumbent kept); after it, solves raise KeyboardInterrupt
-    (models.interrupt).
+    (models.interrupt). During a run with ``--write-model`` the model is written first
+    (models.model_files).
     """
     if interrupt.requested():
         raise KeyboardInterrupt("interrupted before this solve started")
+    model_files.write(model)        # --write-model: each model as it is handed over
     params = dict(params or {})
     if time_limit is not None:
         params["TimeLimit"] = time_limit
@@ -380,7 +382,7 @@ def _gurobi_status(st: int, has_sol: bool) -> str:
 # --------------------------------------------------------------------------------------
 def solve_lexicographic(model: gp.Model, objectives: Sequence[gp.LinExpr],
                         rel_tol: float = 0.0, abs_tol: float = 1e-6, start=None,
-                        **solve_kw) -> list[Result]:
+                        first_share: float = 1.0, **solve_kw) -> list[Result]:
     """Minimize ``objectives`` in order, each stage with the earlier optima fixed.
 
     Stage j+1 adds ``obj_j <= z_j* + max(abs_tol, rel_tol*|z_j*|)`` (constraint
@@ -388,11 +390,16 @@ def solve_lexicographic(model: gp.Model, objectives: Sequence[gp.LinExpr],
     so Gurobi and HiGHS see the identical stage models. Returns one Result per stage
     that ran; it stops at the first stage without a solution. ``start`` is a MIP start for
     stage 1. The added constraints stay in the model (the last stage's model is what the
-    final result refers to).
+    final result refers to). ``time_limit`` is for all stages together: stage 1 may take
+    ``first_share`` of it, each later stage what is left.
     """
     results: list[Result] = []
     vars_ = None
+    limit, t0 = solve_kw.pop("time_limit", None), time.perf_counter()
     for j, expr in enumerate(objectives):
+        if limit is not None:
+            left = max(0.0, limit - (time.perf_counter() - t0))
+            solve_kw["time_limit"] = left * first_share if j == 0 else left
         model.setObjective(expr, GRB.MINIMIZE)
         if results and results[-1].has_solution:
             vars_ = vars_ or model.getVars()

@@ -27,18 +27,20 @@ def _baseline(name):
     return run
 
 
-BASELINE_METHODS = [
-    Method("mixnet", "heuristic", _baseline("mixnet"),
-           "baseline MixNet (static traffic-aware greedy topology; spec 4.2 reconstruction)"),
-    Method("fast", "heuristic", _baseline("fast"),
-           "baseline FAST (BvN, k permutations per reconfiguration, one hop; spec 4.2)",
-           relaxation=True),
-    Method("directconnect-gk", "heuristic", _baseline("directconnect-gk"),
-           "baseline DirectConnect, GenKautz + G5 MCF LP routing (spec 4.2)", relaxation=True),
-    Method("directconnect-circulant", "heuristic", _baseline("directconnect-circulant"),
-           "baseline DirectConnect, circulant + G5 MCF LP routing (spec 4.2)",
-           "max_n=64 max_base_sets=5000 (k >= 2)", applicable=k2_declines, relaxation=True),
-    Method("topoopt", "heuristic", _baseline("topoopt"),
-           "baseline TopoOpt (shifted coprime rings, one shortest path; spec 4.2)",
-           applicable=lambda inst, cfg: topoopt_declines(inst.n, inst.k)),
-]
+def baseline_methods(k2_size: tuple) -> list[Method]:
+    """The baselines; ``k2_size`` are rdc's k >= 2 size-cap options (toolkit.a2a_methods)."""
+    return [
+        Method("mixnet", "heuristic", _baseline("mixnet"),
+               "baseline MixNet (static traffic-aware greedy topology; spec 4.2 reconstruction)"),
+        Method("fast", "heuristic", _baseline("fast"),
+               "baseline FAST (BvN, k permutations per reconfiguration, one hop; spec 4.2)",
+               relaxation=True),
+        Method("directconnect-gk", "heuristic", _baseline("directconnect-gk"),
+               "baseline DirectConnect, GenKautz + G5 MCF LP routing (spec 4.2)", relaxation=True),
+        Method("directconnect-circulant", "heuristic", _baseline("directconnect-circulant"),
+               "baseline DirectConnect, circulant + G5 MCF LP routing (spec 4.2)",
+               k2_size, applicable=k2_declines, relaxation=True),
+        Method("topoopt", "heuristic", _baseline("topoopt"),
+               "baseline TopoOpt (shifted coprime rings, one shortest path; spec 4.2)",
+               applicable=lambda inst, cfg: topoopt_declines(inst.n, inst.k)),
+    ]

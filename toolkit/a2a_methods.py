@@ -5,7 +5,8 @@ from math import comb
 
 from instances.a2a import A2AInstance, check_strategy
 from instances.a2a_workloads import generate
-from toolkit.registry import (lazy, Generator, Method, MethodOutput, OptionError, Problem, RunConfig,
+from toolkit.options import Option, OptionError
+from toolkit.registry import (lazy, Generator, Method, MethodOutput, Problem, RunConfig,
                               register_problem)
 
 # heuristics and models load on first use (solve.py list and --help stay fast)
@@ -17,39 +18,43 @@ direct_round_robin = lazy("heuristics.a2a_strategy", "direct_round_robin")
 realize = lazy("heuristics.a2a_strategy", "realize")
 
 MAX_PATH_ENTRIES = 60_000_000   # a materialized strategy larger than this is declined
+K2_MAX_N = 64              # k >= 2: the families are built for n <= 64 (spec's evaluation range)
+K2_MAX_BASE_SETS = 5000    # k >= 2: exhaustive base-generator search over C(n-1, k) sets
+FAMILIES = ("circulant", "genkautz")      # heuristics.a2a_rdc.FAMILIES
 
-
-def _order(cfg: RunConfig) -> str:
-    order = cfg.option("order", "greedy")
-    if order not in ("greedy", "seq", "contract"):
-        raise OptionError(f"option order: expected greedy, seq or contract, got {order!r}")
-    return order
+K2_SIZE = (
+    Option("max_n", int, K2_MAX_N, "k >= 2: decline n above this", minimum=0),
+    Option("max_base_sets", int, K2_MAX_BASE_SETS, "k >= 2: decline when the circulant base "
+           "search scans more generator sets", minimum=0))
+K2_OPTIONS = (Option("families", str, ",".join(FAMILIES),
+                     "k >= 2: comma list of the topology families"),) + K2_SIZE
+RDC_OPTIONS = (
+    Option("order", str, "greedy", "k >= 2 contraction order", choices=("greedy", "seq", "contract")),
+    Option("relabel", bool, True, "relabel GPUs for skewed traffic"),
+    Option("relabel_top", int, 3, "candidates relabeled", minimum=0),
+    Option("passes", int, 2, "relabeling local-search passes", minimum=0),
+    Option("restarts", int, 0, "relabeling random restarts", minimum=0),
+    Option("max_evals", int, 4000, "relabeling cost evaluations", minimum=0),
+    Option("seed", int, 0, "random seed")) + K2_OPTIONS
 
 
 def _families(cfg: RunConfig) -> tuple:
-    from heuristics.a2a_rdc import FAMILIES
-
-    fams = tuple(f for f in cfg.option("families", ",".join(FAMILIES)).split(",") if f)
-    bad = [f for f in fams if f not in FAMILIES]
-    if bad or not fams:
+    fams = tuple(f for f in cfg.option("families").split(",") if f)
+    if not fams or any(f not in FAMILIES for f in fams):
         raise OptionError(f"option families: expected a comma list of {', '.join(FAMILIES)}")
     return fams
 
 
 def run_rdc(inst: A2AInstance, cfg: RunConfig) -> MethodOutput:
-    res = rdc(inst, order=_order(cfg), families=_families(cfg),
-              do_relabel=cfg.option("relabel", True), relabel_top=cfg.option("relabel_top", 3),
-              relabel_opts=dict(passes=cfg.option("passes", 2), restarts=cfg.option("restarts", 0),
-                                max_evals=cfg.option("max_evals", 4000), seed=cfg.option("seed", 0)))
+    res = rdc(inst, order=cfg.option("order"), families=_families(cfg),
+              do_relabel=cfg.option("relabel"), relabel_top=cfg.option("relabel_top"),
+              relabel_opts=dict(passes=cfg.option("passes"), restarts=cfg.option("restarts"),
+                                max_evals=cfg.option("max_evals"), seed=cfg.option("seed")))
     st = realize(res.best, inst, res.label)
     st.info.update(d=res.d, analytic_cost=res.cost)
     costs = [r["total_cost"] for r in res.table]
     return MethodOutput(st, metrics={"family": res.best.family, "analytic_cost": res.cost,
                                      "candidates": len(costs)})
-
-
-K2_MAX_N = 64              # k >= 2: the families are built for n <= 64 (spec's evaluation range)
-K2_MAX_BASE_SETS = 5000    # k >= 2: exhaustive base-generator search over C(n-1, k) sets
 
 
 def k2_declines(inst: A2AInstance, cfg: RunConfig) -> str | None:
@@ -59,8 +64,8 @@ def k2_declines(inst: A2AInstance, cfg: RunConfig) -> str | None:
     n, k = inst.n, inst.k
     if k < 2:
         return None
-    max_n = cfg.option("max_n", K2_MAX_N, int)
-    max_sets = cfg.option("max_base_sets", K2_MAX_BASE_SETS, int)
+    max_n = cfg.option("max_n")
+    max_sets = cfg.option("max_base_sets")
     if n > max_n:
         return f"k >= 2 families are built for n <= {max_n} (n = {n}; --option max_n=N to force)"
     if comb(n - 1, k) > max_sets:
@@ -148,23 +153,20 @@ GEN_PARAMS = {
 
 
 def _methods() -> list[Method]:
-    from toolkit.a2a_baseline_methods import BASELINE_METHODS
+    from toolkit.a2a_baseline_methods import baseline_methods
     from toolkit.a2a_model_methods import MODEL_METHODS
 
     return [
         Method("rdc", "heuristic", run_rdc,
                "ReconfigureDuringCollective (Sec. 4): shifted rings (k=1), circulant/GenKautz "
                "contraction (k>=2), every d, cheapest; relabeling for skewed traffic",
-               "order=greedy|seq|contract families=circulant,genkautz relabel=1 relabel_top=3 "
-               "passes=2 restarts=0 max_evals=4000 seed=0 max_n=64 max_base_sets=5000 (k >= 2)",
-               applicable=rdc_applicable),
+               RDC_OPTIONS, applicable=rdc_applicable),
         Method("static", "heuristic", run_static,
                "never reconfigure: our d=1 strategy (ring / best circulant or GenKautz base)",
-               "families=circulant,genkautz max_n=64 max_base_sets=5000 (k >= 2)",
-               applicable=static_applicable),
+               K2_OPTIONS, applicable=static_applicable),
         Method("one-hop", "heuristic", run_one_hop,
                "always reconfigure: direct round-robin, ceil((n-1)/k) configurations (Fig. 5)"),
-    ] + MODEL_METHODS + BASELINE_METHODS
+    ] + MODEL_METHODS + baseline_methods(K2_SIZE)
 
 
 register_problem(Problem(

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from toolkit.registry import lazy, Method, MethodOutput, OptionError, RunConfig
+from toolkit.options import Option, OptionError
+from toolkit.registry import lazy, Method, MethodOutput, RunConfig
 
 # heuristics and models load on first use (solve.py list and --help stay fast)
 d_max = lazy("heuristics.a2a_bounds", "d_max")
@@ -22,33 +23,45 @@ def _T(inst) -> float:
     return float(inst.link.tau(inst.A[0, 1]))
 
 
-def _uniform_only(inst, cfg, max_n: int, kind: str = "") -> str | None:
+def _max_n(default: int) -> Option:
+    return Option("max_n", int, default, "decline n above this (exact model too large)", minimum=0)
+
+
+D_OPTION = Option("d", int, 0, "solve only this number of topologies (0: every d, cheapest)",
+                  minimum=0)
+
+
+def _uniform_only(inst, cfg, kind: str = "") -> str | None:
     if not inst.is_uniform:
         return "the model is for uniform (unit) flows; this instance's traffic is not uniform"
     if kind == "k1" and inst.k != 1:
         return f"the model is for k = 1 (instance k = {inst.k})"
-    cap = cfg.option("max_n", max_n, int)
+    cap = cfg.option("max_n")
     if inst.n > cap:
         return f"n = {inst.n} > max_n = {cap} (exact model too large; --option max_n=N to force)"
     return None
 
 
 def _d_values(inst, cfg) -> list[int]:
-    d = cfg.option("d", 0, int)
+    d = cfg.option("d")
     D = d_max(inst.n, inst.k)
-    if d < 0 or d > D:
+    if d > D:
         raise OptionError(f"option d: expected 0 (all) or 1..{D}, got {d}")
     return [d] if d else list(range(1, D + 1))
 
 
 def _per_d(inst, cfg, solve_d):
-    """Run ``solve_d(d) -> (candidate or None, [Result])`` for every d; keep the cheapest."""
+    """Run ``solve_d(d, left) -> (candidate or None, [Result])`` for every d; keep the
+    cheapest. ``left`` d values remain, this one included: each takes its fair share of
+    what is left of the time budget (:func:`_share`)."""
     T, R = _T(inst), inst.R
     ds = _d_values(inst, cfg)
     best = None
     bounds, runtime, statuses = [], 0.0, []
-    for d in ds:
-        cand, results = solve_d(d)
+    for i, d in enumerate(ds):
+        with cfg.budget.stage(f"{len(ds)} per-d models"):
+            cand, results = (None, [_skipped()]) if cfg.budget.remaining() == 0 else \
+                solve_d(d, len(ds) - i)
         runtime += sum(r.runtime_s for r in results)
         statuses += [r.status for r in results]
         feas = [r.bound for r in results if r.status != "infeasible"]
@@ -73,13 +86,25 @@ def _per_d(inst, cfg, solve_d):
                                                      "milp_objective": best[0]})
 
 
+def _skipped():
+    """The Result of a model not solved because the time budget was used up (no bound)."""
+    from models.backend import Result
+
+    return Result("time_limit_no_solution", message="not solved: the time budget was used up")
+
+
+def _share(cfg: RunConfig, parts: int) -> dict:
+    """Solve keywords with a fair share of the budget left for the next of ``parts`` models."""
+    return {**cfg.solve_kw(), "time_limit": cfg.budget.share(parts)}
+
+
 def run_pmedian(inst, cfg: RunConfig) -> MethodOutput:
     """G1 for every d: the best shift set of each d (regional optimum), cheapest d."""
     from models.a2a_milp import build_pmedian, extract_pmedian
 
-    def solve_d(d):
+    def solve_d(d, left):
         model, h = build_pmedian(inst.n, d)
-        res = solve(model, **cfg.solve_kw())
+        res = solve(model, **_share(cfg, left))
         if not res.has_solution:
             return None, [res]
         return k1_candidate(inst.n, extract_pmedian(h, res), "pmedian"), [res]
@@ -93,11 +118,16 @@ def run_exact_k1(inst, cfg: RunConfig) -> MethodOutput:
     """G2 per d and per cycle type of P_1."""
     from models.a2a_milp import build_exact_k1, cycle_types, extract_exact_k1
 
-    def solve_d(d):
+    types = cycle_types(inst.n)
+
+    def solve_d(d, left):
         best, results = None, []
-        for ty in cycle_types(inst.n):
+        for j, ty in enumerate(types):
+            if cfg.budget.remaining() == 0:
+                results.append(_skipped())
+                continue
             model, h = build_exact_k1(inst.n, d, ty)
-            res = solve(model, **cfg.solve_kw())
+            res = solve(model, **_share(cfg, left * len(types) - j))
             results.append(res)
             if res.has_solution:
                 c = extract_exact_k1(h, res)
@@ -111,9 +141,9 @@ def run_exact_te(inst, cfg: RunConfig) -> MethodOutput:
     """G3 per d (rounds per topology: option rho, default n - 1)."""
     from models.a2a_te import build_te, extract_te
 
-    def solve_d(d):
-        model, h = build_te(inst.n, inst.k, d, rho=cfg.option("rho", 0, int) or None)
-        res = solve(model, **cfg.solve_kw())
+    def solve_d(d, left):
+        model, h = build_te(inst.n, inst.k, d, rho=cfg.option("rho") or None)
+        res = solve(model, **_share(cfg, left))
         return (extract_te(h, res) if res.has_solution else None), [res]
     return _per_d(inst, cfg, solve_d)
 
@@ -122,13 +152,10 @@ def run_pack_ilp(inst, cfg: RunConfig) -> MethodOutput:
     """G4 on our static (d = 1) topology and its generic/circulant paths: the packer's gap."""
     from models.a2a_te import build_packing, extract_packing
 
-    fam = cfg.option("family", "genkautz" if inst.k > 1 else "ring")
     if inst.k == 1:
         cand = k1_candidate(inst.n, [1])
-    elif fam in ("circulant", "genkautz"):
-        cand = family_candidates(inst.n, inst.k, fam)[0]
     else:
-        raise OptionError(f"option family: expected circulant or genkautz, got {fam!r}")
+        cand = family_candidates(inst.n, inst.k, cfg.option("family"))[0]
     arcs, rounds = cand.phases[0]
     paths = [tuple(int(v) for v in p) for r in rounds for P in r for p in P]
     model, h = build_packing(paths, arcs, len(rounds))
@@ -142,21 +169,23 @@ def run_pack_ilp(inst, cfg: RunConfig) -> MethodOutput:
                                                   "heuristic_hop_sum": cand.hop_sum})
 
 
-def _small(max_n):
-    return lambda inst, cfg: _uniform_only(inst, cfg, max_n)
+def _k1(inst, cfg):
+    return _uniform_only(inst, cfg, "k1")
 
 
 MODEL_METHODS = [
     Method("pmedian", "model", run_pmedian,
            "G1 (spec 2.6, not in the paper): optimal shift set per d (p-median), k=1, cheapest d",
-           "d=0 (all) max_n=64", applicable=lambda i, c: _uniform_only(i, c, 64, "k1")),
+           (D_OPTION, _max_n(64)), applicable=_k1),
     Method("exact-k1", "model", run_exact_k1,
            "G2 (spec 2.6): exact k=1 global optimum for unit flows, one MILP per d and cycle type",
-           "d=0 (all) max_n=6", applicable=lambda i, c: _uniform_only(i, c, 6, "k1"), exact=True),
+           (D_OPTION, _max_n(6)), applicable=_k1, exact=True),
     Method("exact-te", "model", run_exact_te,
            "G3 (spec 2.6): exact time-expanded MILP, any k, tiny n, one MILP per d",
-           "d=0 (all) rho=n-1 max_n=4", applicable=lambda i, c: _uniform_only(i, c, 4), exact=True),
+           (D_OPTION, Option("rho", int, 0, "rounds per topology (0: n - 1)", minimum=0),
+            _max_n(4)), applicable=_uniform_only, exact=True),
     Method("pack-ilp", "model", run_pack_ilp,
            "G4 (spec 2.6): optimal round packing of our d=1 topology's fixed paths",
-           "family=genkautz|circulant max_n=8", applicable=_small(8)),
+           (Option("family", str, "genkautz", "k >= 2: the topology family (k = 1: the ring)",
+                   choices=("genkautz", "circulant")), _max_n(8)), applicable=_uniform_only),
 ]

@@ -292,7 +292,13 @@ def run_batch(paths, methods, cfg: RunConfig, out: str | Path | None, workers: i
     """
     from dataclasses import replace
 
-    cfg = replace(cfg)      # the thread cap below is this batch's, not the caller's
+    from toolkit.options import check_shared
+    from toolkit.registry import selected_methods
+
+    # the thread cap below is this batch's, not the caller's; each method takes the options
+    # it declares, and one that no selected method declares is bad input (OptionError)
+    cfg = replace(cfg, options_shared=True)
+    check_shared(cfg.options, selected_methods(methods))
     client = _dask_client(scheduler) if scheduler else None
     try:
         sink = CsvSink(out)

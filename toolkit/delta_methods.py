@@ -8,7 +8,8 @@ import numpy as np
 from instances.delta import DeltaInstance, check_solution, from_job
 from instances.delta_models import TABLE_I
 from instances.errors import InstanceError
-from toolkit.registry import (lazy, Generator, Method, MethodOutput, OptionError, Problem, RunConfig,
+from toolkit.options import Option
+from toolkit.registry import (lazy, Generator, Method, MethodOutput, Problem, RunConfig,
                               register_problem)
 
 # heuristics and models load on first use (solve.py list and --help stay fast)
@@ -33,9 +34,7 @@ prune_windows = lazy("models.delta_milp", "prune_windows")
 
 def _baseline(name):
     def run(inst: DeltaInstance, cfg: RunConfig) -> MethodOutput:
-        policy = cfg.option("policy", "maxmin")
-        if policy not in ("maxmin", "link_equal"):
-            raise OptionError(f"option policy: expected maxmin or link_equal, got {policy!r}")
+        policy = cfg.option("policy")
         from heuristics.delta_baselines import BASELINES
 
         x = BASELINES[name](inst)
@@ -43,9 +42,6 @@ def _baseline(name):
         metrics = {k: ev[k] for k in ("nct", "nct_exposed", "ideal_iteration_time") if k in ev}
         return MethodOutput(ev["sim"].solution(x), metrics=metrics)
     return run
-
-
-DEFAULT_TIME_LIMIT = 600.0   # the paper's cap (Section V-A2) when none is given
 
 
 def reference_run(inst: DeltaInstance):
@@ -64,14 +60,19 @@ def reference_run(inst: DeltaInstance):
     return best
 
 
-def _ga(inst: DeltaInstance, cfg: RunConfig):
-    """DELTA-Fast (Alg. 3) with the spec's defaults, seeded with the three baselines."""
+def _ga(inst: DeltaInstance, cfg: RunConfig, share: float = 1.0):
+    """DELTA-Fast (Alg. 3) with the spec's defaults, seeded with the three baselines; it
+    stops at ``ga_time_limit`` or at ``share`` of what is left of the run's budget."""
     from heuristics.delta_baselines import BASELINES
 
-    return delta_fast(inst, pop=cfg.option("pop", 64), generations=cfg.option("generations", 5000),
-                      stall=cfg.option("stall", 200), seed=cfg.option("seed", 0),
-                      time_limit=cfg.option("ga_time_limit", cfg.time_limit or DEFAULT_TIME_LIMIT),
-                      seeds=[fn(inst) for fn in BASELINES.values()], workers=cfg.option("workers", 1))
+    caps = [c for c in (cfg.budget.share(fraction=share), cfg.option("ga_time_limit") or None)
+            if c is not None]
+    with cfg.budget.stage("ga"):
+        return delta_fast(inst, pop=cfg.option("pop"), generations=cfg.option("generations"),
+                          stall=cfg.option("stall"), seed=cfg.option("seed"),
+                          time_limit=min(caps, default=float("inf")),
+                          seeds=[fn(inst) for fn in BASELINES.values()],
+                          workers=cfg.option("workers"))
 
 
 def run_fast(inst: DeltaInstance, cfg: RunConfig) -> MethodOutput:
@@ -109,29 +110,30 @@ def _interval_method(variant: str, hot_from_ga: bool = False):
     def run(inst: DeltaInstance, cfg: RunConfig) -> MethodOutput:
         t_start = time.perf_counter()
         if hot_from_ga:                    # DELTA-Joint-HotStart: the GA's topology as reference
-            ga = _ga(inst, cfg)
+            ga = _ga(inst, cfg, share=cfg.option("ga_share"))
             ref = ("delta-fast", ga.x, simulate(inst, ga.x))
         else:
             ref = reference_run(inst)
         ref_name, _, sim = ref
-        model, h, start = prepare_interval(
-            inst, variant, ref, prune=cfg.option("prune", True), anchors=cfg.option("anchors", True),
-            margin=cfg.option("margin", 2), k_pad=cfg.option("k_pad", 2),
-            tighten=cfg.option("tighten", True), paper_exact=cfg.option("paper_exact", False),
-            hotstart=cfg.option("hotstart", True))
+        with cfg.budget.stage("build"):
+            model, h, start = prepare_interval(
+                inst, variant, ref, prune=cfg.option("prune"), anchors=cfg.option("anchors"),
+                margin=cfg.option("margin"), k_pad=cfg.option("k_pad"),
+                tighten=cfg.option("tighten"), paper_exact=cfg.option("paper_exact"),
+                hotstart=cfg.option("hotstart"))
         K = h.K
-        kw = cfg.solve_kw()
-        kw["time_limit"] = cfg.time_limit or DEFAULT_TIME_LIMIT
         t_prep = time.perf_counter() - t_start     # baselines or GA, pruning, model build
-        if cfg.option("ports", False):       # lexicographic stage (4): fewest circuits at C <= C*
+        if cfg.option("ports"):              # lexicographic stage (4): fewest circuits at C <= C*
             import gurobipy as gp
 
-            stages = solve_lexicographic(model, [gp.LinExpr(h.C), h.ports], start=start,
-                                         rel_tol=cfg.option("port_tol", 1e-6), **kw)
+            with cfg.budget.stage("milp"):      # stage 1 takes what it needs, stage 2 the rest
+                stages = solve_lexicographic(model, [gp.LinExpr(h.C), h.ports], start=start,
+                                             rel_tol=cfg.option("port_tol"), **cfg.solve_kw())
             res = stages[-1] if stages[-1].has_solution else stages[0]
             extra = {"milp_stage1_objective": stages[0].objective, **_convergence(stages[0], t_prep)}
         else:
-            res = solve(model, start=start, **kw)
+            with cfg.budget.stage("milp"):
+                res = solve(model, start=start, **cfg.solve_kw())
             extra = _convergence(res, t_prep)
         extra.update(reference=ref_name, reference_iteration_time=sim.makespan, intervals=K)
         if not res.has_solution:
@@ -168,11 +170,9 @@ def _convergence(res, t_prep: float) -> dict:
 def run_fts(inst: DeltaInstance, cfg: RunConfig) -> MethodOutput:
     """Fixed-time-step MILP (Appendix A); its topology is judged by the simulator."""
     ref_name, _, sim = reference_run(inst)
-    step = cfg.option("step", 0.0, float) or sim.makespan / 200.0
-    model, h = build_fixed_step(inst, step, sim.makespan * (1 + 1e-6), fair=cfg.option("fair", False))
-    kw = cfg.solve_kw()
-    kw["time_limit"] = cfg.time_limit or DEFAULT_TIME_LIMIT
-    res = solve(model, **kw)
+    step = cfg.option("step") or sim.makespan / 200.0
+    model, h = build_fixed_step(inst, step, sim.makespan * (1 + 1e-6), fair=cfg.option("fair"))
+    res = solve(model, **cfg.solve_kw())
     extra = {"reference": ref_name, "step_ms": step, "slices": h.T}
     if not res.has_solution:
         return MethodOutput(None, res, extra)
@@ -228,8 +228,35 @@ def generate(model="gpt-7b", micro_batches=0, seq_len=4096, bandwidth_gbps=400.0
     return inst
 
 
-INTERVAL_OPTIONS = ("prune=1 anchors=1 margin=2 tighten=1 hotstart=1 k_pad=2 ports=0 port_tol=1e-6 "
-                    "paper_exact=0 (default time limit 600 s; prune=0 tighten=0 = the paper's model)")
+POLICY = (Option("policy", str, "maxmin", "simulator rate rule: max-min fair over links and NICs, "
+                 "or link_equal (the paper's Eq. 17)", choices=("maxmin", "link_equal")),)
+GA_OPTIONS = (
+    Option("pop", int, 64, "population size", minimum=2),
+    Option("generations", int, 5000, "generation cap", minimum=1),
+    Option("stall", int, 200, "stop after this many generations without improvement", minimum=1),
+    Option("seed", int, 0, "random seed"),
+    Option("workers", int, 1, "fitness worker processes", minimum=1),
+    Option("ga_time_limit", float, 0.0, "GA time cap, s (0: none of its own; --time-limit caps it)",
+           minimum=0),
+)
+INTERVAL_OPTIONS = (
+    Option("prune", bool, True, "Algorithm 1 windows: only the kept task-time variables"),
+    Option("anchors", bool, True, "anchor the windows at the reference simulation"),
+    Option("margin", int, 2, "window margin, intervals", minimum=0),
+    Option("k_pad", int, 2, "intervals added to the reference's events", minimum=0),
+    Option("tighten", bool, True, "spec 2.1 valid inequalities (prune=0 tighten=0: the paper's model)"),
+    Option("paper_exact", bool, False, "Eq. 18 as printed (no tails)"),
+    Option("hotstart", bool, True, "the reference's simulated schedule as MIP start"),
+    Option("ports", bool, False, "lexicographic stage (Eq. 4): fewest circuits at C <= C* (1 + port_tol)"),
+    Option("port_tol", float, 1e-6, "relative slack on C* in the ports stage", minimum=0),
+)
+HOTSTART_OPTIONS = INTERVAL_OPTIONS + GA_OPTIONS + (
+    Option("ga_share", float, 0.5, "largest share of the time budget the GA may take (the MILP "
+           "gets the rest)", minimum=0),)
+FTS_OPTIONS = (
+    Option("step", float, 0.0, "time step, ms (0: the reference makespan / 200)", minimum=0),
+    Option("fair", bool, False, "add Eq. 29 (fair sharing)"),
+)
 
 register_problem(Problem(
     name="delta",
@@ -244,12 +271,12 @@ register_problem(Problem(
     methods={m.name: m for m in [
         Method("prop-alloc", "heuristic", _baseline("prop-alloc"),
                "Prop-Alloc baseline (from SiP-ML): circuits proportional to traffic volume",
-               "policy=maxmin|link_equal"),
+               POLICY),
         Method("sqrt-alloc", "heuristic", _baseline("sqrt-alloc"),
-               "Sqrt-Alloc baseline: circuits proportional to sqrt(volume)", "policy=maxmin|link_equal"),
+               "Sqrt-Alloc baseline: circuits proportional to sqrt(volume)", POLICY),
         Method("iter-halve", "heuristic", _baseline("iter-halve"),
                "Iter-Halve baseline (from TopoOpt): heaviest pair gets a circuit, weight halves",
-               "policy=maxmin|link_equal"),
+               POLICY),
         Method("delta-joint", "model", _interval_method("joint"),
                "DELTA-Joint: variable-length-interval MILP (Eqs. 3-16, 18), topology + rate control",
                INTERVAL_OPTIONS),
@@ -258,13 +285,13 @@ register_problem(Problem(
                INTERVAL_OPTIONS),
         Method("delta-fast", "heuristic", run_fast,
                "DELTA-Fast: genetic algorithm over topologies, simulator fitness (Algs. 2-6)",
-               "pop=64 generations=5000 stall=200 seed=0 workers=1 ga_time_limit=600"),
+               GA_OPTIONS),
         Method("delta-joint-hotstart", "model", _interval_method("joint", hot_from_ga=True),
                "DELTA-Joint with DELTA-Fast's topology as MIP start, T_up, K and anchors",
-               INTERVAL_OPTIONS + " + the delta-fast options"),
+               HOTSTART_OPTIONS),
         Method("delta-fts", "model", run_fts,
                "fixed-time-step MILP of Appendix A (Eqs. 19-30); judged by the simulator",
-               "step=MS (default makespan/200) fair=0|1 (Eq. 29) (default time limit 600 s)"),
+               FTS_OPTIONS),
     ]},
     default_method="sqrt-alloc",
     bound=critical_path_bound,

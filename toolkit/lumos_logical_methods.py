@@ -13,7 +13,8 @@ from instances.lumos_size import guard_logical
 from instances.lumos_logical import LogicalInstance
 from instances.lumos_check import check_logical
 from instances.lumos_workloads import random_requirement
-from toolkit.registry import lazy, Generator, Method, MethodOutput, OptionError, Problem, RunConfig, \
+from toolkit.options import Option
+from toolkit.registry import lazy, Generator, Method, MethodOutput, Problem, RunConfig, \
     register_problem
 
 # heuristics and models load on first use (solve.py list and --help stay fast)
@@ -27,6 +28,9 @@ logical_size = lazy("models.lumos_logical", "logical_size")
 logical_start = lazy("models.lumos_logical", "logical_start")
 
 MAX_VARS = 200_000
+SIMD = (Option("simd", str, "euler", "SIMD step", choices=("euler", "flow")),)
+ILP_OPTIONS = (Option("start", bool, True, "Heuristic-Decomposition as MIP start"),
+               Option("max_vars", int, MAX_VARS, "decline models with more variables", minimum=0))
 
 
 def contention_bound(inst: LogicalInstance) -> float:
@@ -35,15 +39,8 @@ def contention_bound(inst: LogicalInstance) -> float:
     return float(-(-d // inst.fabric.H)) / inst.fabric.tau
 
 
-def _simd(cfg):
-    simd = cfg.option("simd", "euler")
-    if simd not in ("euler", "flow"):
-        raise OptionError(f"option simd: expected euler or flow, got {simd!r}")
-    return simd
-
-
 def run_heuristic(inst: LogicalInstance, cfg: RunConfig) -> MethodOutput:
-    return MethodOutput(heuristic_decomposition(inst, _simd(cfg)))
+    return MethodOutput(heuristic_decomposition(inst, cfg.option("simd")))
 
 
 def run_greedy(inst: LogicalInstance, cfg: RunConfig) -> MethodOutput:
@@ -54,11 +51,13 @@ def run_ilp(mode: str):
     def run(inst: LogicalInstance, cfg: RunConfig) -> MethodOutput:
         model, h = build_logical(inst, mode)
         start = None
-        if cfg.option("start", True):
-            seed = heuristic_decomposition(inst)
-            if mode == "min_contention" or check_logical(inst, seed)[1]["contention_free"]:
-                start = logical_start(h, seed)
-        res = solve(model, start=start, **cfg.solve_kw())
+        if cfg.option("start"):
+            with cfg.budget.stage("start"):
+                seed = heuristic_decomposition(inst)
+                if mode == "min_contention" or check_logical(inst, seed)[1]["contention_free"]:
+                    start = logical_start(h, seed)
+        with cfg.budget.stage("ilp"):
+            res = solve(model, start=start, **cfg.solve_kw())
         if mode == "min_contention" and res.bound is not None:
             res.bound /= inst.fabric.tau          # z -> contention level
             res.objective = res.objective / inst.fabric.tau if res.objective is not None else None
@@ -70,7 +69,7 @@ def run_ilp(mode: str):
 
 
 def ilp_applicable(inst: LogicalInstance, cfg: RunConfig) -> str | None:
-    n, cap = logical_size(inst), cfg.option("max_vars", MAX_VARS, int)
+    n, cap = logical_size(inst), cfg.option("max_vars")
     return f"{n} variables > max_vars={cap} (--option max_vars=N forces)" if n > cap else None
 
 
@@ -118,15 +117,15 @@ register_problem(Problem(
     methods={m.name: m for m in [
         Method("heuristic-decomposition", "heuristic", run_heuristic,
                "Heuristic-Decomposition (Thm 4.1): SIMD + IMD into H parts; contention-free at tau=2",
-               "simd=euler|flow"),
+               SIMD),
         Method("greedy", "heuristic", run_greedy,
                "Theorem 4.2 greedy: each unit on a spine free at both leaves (tau=1, d <= H/2)"),
         Method("logical-ilp", "model", run_ilp("feasibility"),
                "model (5)(6)(8) as printed: feasibility (infeasible = no contention-free C)",
-               "start=1 max_vars=200000", applicable=ilp_applicable),
+               ILP_OPTIONS, applicable=ilp_applicable),
         Method("logical-ilp-min", "model", run_ilp("min_contention"),
                "model (5)(6)(8) with tau in (6) replaced by z, min z (spec 2.7 variant ii)",
-               "start=1 max_vars=200000", applicable=ilp_applicable, exact=True),
+               ILP_OPTIONS, applicable=ilp_applicable, exact=True),
     ]},
     default_method="heuristic-decomposition",
     bound=contention_bound,

@@ -9,6 +9,7 @@ encoded exactly as ``shortfall * lex_base + rewiring`` (instances.lumos_check.le
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -16,7 +17,8 @@ import numpy as np
 from instances.lumos import UNIVERSAL, Fabric, OcsConfig, ReconfigInstance, perm_from_matrix
 from instances.lumos_check import check_config, fibre_paths, lex_base, realized_topology
 from instances.lumos_workloads import job_sequence, random_topology, topology_sequence
-from toolkit.registry import lazy, Generator, Method, MethodOutput, OptionError, Problem, RunConfig, \
+from toolkit.options import Option
+from toolkit.registry import lazy, Generator, Method, MethodOutput, Problem, RunConfig, \
     register_problem
 
 if TYPE_CHECKING:
@@ -36,6 +38,29 @@ itv_start = lazy("models.lumos_ilp", "itv_start")
 uniform_start = lazy("models.lumos_ilp", "uniform_start")
 
 ILP_MAX_VARS = 400_000   # per group; above this the ILPs decline (--option max_vars=N forces)
+EJECT_TIME = 2.0         # heuristics.lumos_reconfig.EJECT_TIME: s per reconfiguration
+
+MRAR = Option("mrar", bool, False, "add MRAR (eq. 16) against ITV-ILP from the same old configuration")
+START = Option("start", bool, True, "a heuristic configuration as MIP start")
+MAX_VARS = Option("max_vars", int, ILP_MAX_VARS, "decline above this many binaries per group",
+                  minimum=0)
+ITV_OPTIONS = (
+    Option("simd", str, "euler", "SIMD step", choices=("euler", "flow")),
+    Option("eject", bool, True, "ejection chains with orientation freedom (an addition)"),
+    Option("restarts", int, -1, "ejection restarts (-1: by size)", minimum=-1),
+    Option("eject_time", float, EJECT_TIME, "ejection time guard, s per reconfiguration (0: none; "
+           "--time-limit caps it)", minimum=0),
+    Option("workers", int, 0, "group worker processes (0: 2 at P >= 32 and >= 2 CPUs; at most "
+           "--threads)", minimum=0),
+    Option("refine", bool, False, "pairwise local search (an addition)"),
+    Option("refine_budget", float, 0.0, "refine time budget, s (0: none; --time-limit caps it)",
+           minimum=0),
+    MRAR)
+ITV_ILP_OPTIONS = (Option("model", str, "reduced", "ILP (1)-(7) as printed (full) or reduced",
+                          choices=("reduced", "full")), START, MAX_VARS, MRAR)
+UNIFORM_ILP_OPTIONS = (
+    Option("lam", float, 0.0, "> 0: minimize lam * unmet + rewiring (0: lexicographic)", minimum=0),
+    START, Option("helios_start", bool, True, "also try Helios for the MIP start"), MAX_VARS, MRAR)
 
 
 def _old_mats(inst: ReconfigInstance, h: int) -> np.ndarray:
@@ -117,11 +142,9 @@ def combine(results: list[Result], runtime: float) -> Result:
     return out
 
 
-def _group_kw(cfg: RunConfig, H: int) -> dict:
-    kw = cfg.solve_kw()
-    if cfg.time_limit:                        # --time-limit is for the whole instance
-        kw["time_limit"] = cfg.time_limit / H
-    return kw
+def _group_kw(cfg: RunConfig, left: int) -> dict:
+    """Solve keywords for the next of ``left`` groups: a fair share of the budget left."""
+    return {**cfg.solve_kw(), "time_limit": cfg.budget.share(left)}
 
 
 def _check_wiring(inst, want):
@@ -132,40 +155,31 @@ def _check_wiring(inst, want):
 
 def run_itv_heuristic(aware: bool):
     def run(inst: ReconfigInstance, cfg: RunConfig) -> MethodOutput:
-        simd = cfg.option("simd", "euler")
-        if simd not in ("euler", "flow"):
-            raise OptionError(f"option simd: expected euler or flow, got {simd!r}")
-        budget = cfg.option("refine_budget", 0.0, float) or None
-        restarts = cfg.option("restarts", -1, int)
-        workers = cfg.option("workers", 0, int)
-        if workers < 0:
-            raise OptionError(f"option workers: expected >= 0 (0: by size), got {workers}")
+        restarts, workers = cfg.option("restarts"), cfg.option("workers")
         if cfg.threads:                   # the run's thread budget (batch --workers sets 1)
             workers = min(workers or cfg.threads, cfg.threads)
-        from heuristics.lumos_reconfig import EJECT_TIME
-
-        eject_time = cfg.option("eject_time", EJECT_TIME, float)
-        if eject_time < 0:
-            raise OptionError(f"option eject_time: expected >= 0 s (0: no guard), got {eject_time}")
-        conf = itv_configure(inst, aware=aware, simd=simd, refine=cfg.option("refine", False),
-                             time_budget=budget, eject=cfg.option("eject", True),
-                             restarts=None if restarts < 0 else restarts,
-                             workers=workers or None, eject_time=eject_time or None)
+        # the clock guards: their own values, never beyond what is left of --time-limit
+        conf = itv_configure(inst, aware=aware, simd=cfg.option("simd"), refine=cfg.option("refine"),
+                             time_budget=cfg.budget.cap(cfg.option("refine_budget") or None),
+                             eject=cfg.option("eject"), restarts=None if restarts < 0 else restarts,
+                             workers=workers or None,
+                             eject_time=cfg.budget.cap(cfg.option("eject_time") or None))
         return MethodOutput(conf, metrics=_mrar(inst, conf, cfg))
     return run
 
 
 def _itv_ilp_config(inst: ReconfigInstance, cfg: RunConfig):
-    reduced = cfg.option("model", "reduced") == "reduced"
-    if cfg.option("model", "reduced") not in ("reduced", "full"):
-        raise OptionError("option model: expected reduced or full")
-    seed = itv_configure(inst, workers=cfg.threads) if cfg.option("start", True) else None
+    reduced = cfg.option("model") == "reduced"
+    with cfg.budget.stage("start"):
+        seed = itv_configure(inst, workers=cfg.threads) if cfg.option("start") else None
     conf, results = OcsConfig.empty(inst.fabric, inst.wire), []
     t0 = time.perf_counter()
-    for h in range(inst.fabric.H):
+    H = inst.fabric.H
+    for h in range(H):
         model, hd = build_itv(inst.C[h], _old_mats(inst, h), reduced=reduced)
         start = itv_start(hd, [seed.matrix(h, k) for k in range(inst.fabric.k_spine)]) if seed else None
-        res = solve(model, start=start, **_group_kw(cfg, inst.fabric.H))
+        with cfg.budget.stage(f"{H} groups"):
+            res = solve(model, start=start, **_group_kw(cfg, H - h))
         results.append(res)
         if not res.has_solution:
             return None, combine(results, time.perf_counter() - t0)
@@ -185,25 +199,26 @@ def run_uniform_ilp(inst: ReconfigInstance, cfg: RunConfig) -> MethodOutput:
     """Uniform-ILP (spec 2.6 reconstruction of [001]'s Lagrangian model): per group,
     lexicographic min unmet demand, then min rewiring; ``lam=L`` minimizes
     L * unmet + rewiring instead."""
-    lam = cfg.option("lam", 0.0, float)
+    lam = cfg.option("lam")
     seed = None
-    if cfg.option("start", True):       # the greedy or Helios solution that places more links
-        seeds = [uniform_greedy(inst)] + ([helios(inst)] if cfg.option("helios_start", True) else [])
-        seed = min(seeds, key=lambda c: check_config(inst, c)[1]["shortfall"])
+    if cfg.option("start"):             # the greedy or Helios solution that places more links
+        with cfg.budget.stage("start"):
+            seeds = [uniform_greedy(inst)] + ([helios(inst)] if cfg.option("helios_start") else [])
+            seed = min(seeds, key=lambda c: check_config(inst, c)[1]["shortfall"])
     conf, results = OcsConfig.empty(inst.fabric, inst.wire), []
     t0 = time.perf_counter()
-    K, base = inst.fabric.k_spine, lex_base(inst)
-    for h in range(inst.fabric.H):
+    K, base, H = inst.fabric.k_spine, lex_base(inst), inst.fabric.H
+    for h in range(H):
         model, hd = build_uniform(inst.C[h], _old_mats(inst, h))
         start = uniform_start(hd, [seed.matrix(h, k) for k in range(K)]) if seed else None
-        kw = _group_kw(cfg, inst.fabric.H)
-        if lam > 0:
-            model.setObjective(lam * hd.unmet + hd.rewiring)
-            res = solve(model, start=start, **kw)
-        else:
-            if kw.get("time_limit"):
-                kw["time_limit"] /= 2
-            stages = solve_lexicographic(model, [hd.unmet, hd.rewiring], start=start, **kw)
+        kw = _group_kw(cfg, H - h)
+        with cfg.budget.stage(f"{H} groups"):
+            if lam > 0:
+                model.setObjective(lam * hd.unmet + hd.rewiring)
+                res = solve(model, start=start, **kw)
+            else:     # the group's share: stage 1 (unmet) at most half, stage 2 the rest
+                stages = solve_lexicographic(model, [hd.unmet, hd.rewiring], start=start,
+                                             first_share=0.5, **kw)
         res = _lex_group(stages if lam <= 0 else [res], base, lam)
         results.append(res)
         if not res.has_solution:
@@ -225,12 +240,13 @@ def _heur(fn):
 def _mrar(inst: ReconfigInstance, conf: OcsConfig, cfg: RunConfig) -> dict:
     """With ``--option mrar=1``: MRAR (eq. 16) of this step against ITV-ILP from the same
     old configuration (Cross Wiring instances; the reference of [001] Fig. 7)."""
-    if not cfg.option("mrar", False):
+    if not cfg.option("mrar"):
         return {}
     if inst.wiring != "cross":            # its old state is not a Cross configuration
         return {"mrar": None}
     ref = inst
-    ilp, _ = _itv_ilp_config(ref, cfg)
+    with cfg.budget.stage("mrar reference"):      # ITV-ILP with its default options
+        ilp, _ = _itv_ilp_config(ref, replace(cfg, options={}, declared=ITV_ILP_OPTIONS))
     if ilp is None:
         return {"mrar": None}
     cos_ref = check_config(ref, ilp)[1]["cos_old_new"]
@@ -257,7 +273,7 @@ def ilp_applicable(inst: ReconfigInstance, cfg: RunConfig, wiring: str) -> str |
     if (reason := _check_wiring(inst, wiring)):
         return reason
     per_group = int((inst.C > 0).sum(axis=(1, 2)).max(initial=0)) * inst.fabric.k_spine
-    cap = cfg.option("max_vars", ILP_MAX_VARS, int)
+    cap = cfg.option("max_vars")
     if per_group > cap:
         return f"about {per_group} binaries per group > max_vars={cap} (--option max_vars=N forces)"
     return None
@@ -324,8 +340,6 @@ def generate(pods=8, k_leaf=4, k_spine=4, tau=1, k_ocs=512, wiring="cross", kind
                             {"generator": dict(kind=kind, churn=churn, seed=seed, old=old)})
 
 
-OPT_ILP = "model=reduced|full start=1 max_vars=400000 mrar=0 (time limit split over the groups)"
-
 register_problem(Problem(
     name="lumos-reconfig",
     summary="LumosCore / Cross Wiring OCS reconfiguration with minimal rewiring (Han et al.)",
@@ -340,29 +354,25 @@ register_problem(Problem(
         Method("itv-mdmcf", "heuristic", run_itv_heuristic(True),
                "ITV-MDMCF (reconstruction): rewiring-aware SIMD + FindConnection bisection MCFs, "
                "and ejection chains with orientation freedom (an addition); best per group",
-               "eject=1 restarts=-1 (-1: by size) eject_time=2 (s per reconfiguration, 0: "
-               "no guard) workers=0 (0: 2 at P >= 32 and >= 2 CPUs; at most --threads) "
-               "refine=0|1 (pairwise local search, an addition) refine_budget=S mrar=0",
-               applicable=lambda i, c: _check_wiring(i, "cross")),
+               ITV_OPTIONS, applicable=lambda i, c: _check_wiring(i, "cross")),
         Method("itv-mcf", "heuristic", run_itv_heuristic(False),
                "ITV-MCF: rewiring-oblivious SIMD + FindConnection (MinRewiring MCF baseline)",
-               "simd=euler|flow mrar=0", applicable=lambda i, c: _check_wiring(i, "cross")),
+               ITV_OPTIONS, applicable=lambda i, c: _check_wiring(i, "cross")),
         Method("itv-ilp", "model", run_itv_ilp,
                "ITV-ILP: [001] ILP (1)-(7), linearized MinRewiring, one model per OCS group",
-               OPT_ILP, applicable=lambda i, c: ilp_applicable(i, c, "cross"), exact=True),
+               ITV_ILP_OPTIONS, applicable=lambda i, c: ilp_applicable(i, c, "cross"), exact=True),
         Method("uniform-ilp", "model", run_uniform_ilp,
                "Uniform-ILP: lexicographic min unmet demand, then min rewiring (spec 2.6)",
-               "lam=0 (>0: lam*unmet + rewiring) start=1 helios_start=1 max_vars=400000 mrar=0",
-               applicable=lambda i, c: ilp_applicable(i, c, "uniform"), exact=True),
+               UNIFORM_ILP_OPTIONS, applicable=lambda i, c: ilp_applicable(i, c, "uniform"), exact=True),
         Method("uniform-greedy", "heuristic", _heur(uniform_greedy),
                "Uniform-Greedy: keep old circuits, then lowest free OCS per unit (spec 2.6)",
-               "mrar=0", applicable=lambda i, c: _check_wiring(i, "uniform")),
+               (MRAR,), applicable=lambda i, c: _check_wiring(i, "uniform")),
         Method("realize", "heuristic", run_realize,
                "realizability of C under the instance's wiring (spec 1.4): a configuration or "
                "a proof of failure (odd-set certificate / infeasible colouring ILP)"),
         Method("helios", "heuristic", _heur(helios),
                "Helios: max-weight matching per OCS on the residual demand (spec 2.6)",
-               "mrar=0", applicable=lambda i, c: _check_wiring(i, "uniform")),
+               (MRAR,), applicable=lambda i, c: _check_wiring(i, "uniform")),
     ]},
     default_method="itv-mdmcf",
     bound=lex_bound,

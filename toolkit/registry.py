@@ -7,18 +7,17 @@ from __future__ import annotations
 
 import importlib
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
+
+from toolkit.budget import Budget, method_limit
+from toolkit.options import Option, OptionError, parse_options
 
 if TYPE_CHECKING:
     from models.backend import Result
 
 PROBLEM_MODULES = ("toolkit.spectra_methods", "toolkit.delta_methods", "toolkit.a2a_methods",
                    "toolkit.lumos_reconfig_methods", "toolkit.lumos_logical_methods")
-
-
-class OptionError(ValueError):
-    """A bad --option value or combination: bad input (exit 2), not a method failure."""
 
 
 @dataclass
@@ -34,27 +33,26 @@ class RunConfig:
     log: str | None = None          # solver log file (set per task from log_dir)
     log_dir: str | None = None      # --log-dir: one <instance>.<method>.log per task
     iis_path: str | None = None
+    write_model: str | None = None  # --write-model FILE.mps|.lp (models.model_files)
+    # True when several methods share ``options`` (batch, gap): each takes those it declares
+    options_shared: bool = False
+    declared: tuple[Option, ...] | None = None   # the running method's (Method.configure)
+    budget: Budget | None = None        # the running method's wall-clock budget
 
     def solve_kw(self) -> dict:
-        return dict(backend=self.backend, time_limit=self.time_limit, mip_gap=self.mip_gap,
+        """Keyword arguments of models.backend.solve; the time limit is what is left of the
+        run's budget (so sequential solves never exceed it)."""
+        limit = self.budget.remaining() if self.budget is not None else self.time_limit
+        return dict(backend=self.backend, time_limit=limit, mip_gap=self.mip_gap,
                     threads=self.threads, params=self.params, log=self.log,
                     iis_path=self.iis_path)
 
-    def option(self, name: str, default, kind=None):
-        """A method option, converted like its default (bools accept 1/0/true/false/yes/no)."""
-        if name not in self.options:
-            return default
-        val = self.options[name]
-        kind = kind or (type(default) if default is not None else str)
-        if kind is bool and isinstance(val, str):
-            low = val.lower()
-            if low not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
-                raise OptionError(f"option {name}: expected a boolean, got {val!r}")
-            return low in ("1", "true", "yes", "on")
-        try:
-            return kind(val)
-        except (TypeError, ValueError):
-            raise OptionError(f"option {name}: expected {kind.__name__}, got {val!r}")
+    def option(self, name: str):
+        """The running method's option ``name``: the given value, else its declared default."""
+        for opt in self.declared or ():
+            if opt.name == name:
+                return opt.parse(self.options[name]) if name in self.options else opt.default
+        raise KeyError(f"option {name!r} is not declared by the running method")
 
 
 @dataclass
@@ -68,9 +66,9 @@ class MethodOutput:
 class Method:
     name: str
     kind: str                                            # "heuristic" | "model"
-    run: Callable[[Any, RunConfig], MethodOutput]
+    fn: Callable[[Any, RunConfig], MethodOutput]
     summary: str
-    options: str = ""                                    # help text for --option
+    options: tuple[Option, ...] = ()                     # its --option declarations
     applicable: Callable[[Any, RunConfig], str | None] | None = None  # reason if not
     # True when the model solves the instance's problem without restriction, so its solver
     # bound bounds the instance's optimum (not only this model's, e.g. T slots, K intervals)
@@ -79,6 +77,30 @@ class Method:
     # as a comparison only (e.g. a2a baselines that split flows): the problem's analytic
     # bound does not apply to its objective, so no bound or gap is reported for it
     relaxation: bool = False
+
+    def configure(self, cfg: RunConfig, siblings=()) -> RunConfig:
+        """``cfg`` for this method: its options checked and converted (OptionError naming a
+        bad or undeclared one, and the valid ones) and its declarations attached."""
+        if cfg.declared is self.options:
+            return cfg
+        opts = parse_options(cfg.options, self, siblings, cfg.options_shared)
+        return replace(cfg, options=opts, declared=self.options, budget=None)
+
+    def new_budget(self, cfg: RunConfig) -> Budget:
+        """The run's budget: --time-limit, else the model default (none for heuristics)."""
+        return Budget(method_limit(self.kind, cfg.time_limit))
+
+    def run(self, inst, cfg: RunConfig) -> MethodOutput:
+        """Run on ``inst`` with ``cfg`` (configured, with a budget, unless it already is)."""
+        cfg = self.configure(cfg)
+        if cfg.budget is None:
+            cfg = replace(cfg, budget=self.new_budget(cfg))
+        return self.fn(inst, cfg)
+
+    def with_defaults(self, cfg: RunConfig) -> RunConfig:
+        """``cfg`` for this method with all its options at their defaults (a reference run
+        inside another method, e.g. ITV-ILP for MRAR); the budget is kept."""
+        return replace(cfg, options={}, declared=self.options, options_shared=False)
 
 
 @dataclass(frozen=True)
@@ -116,6 +138,15 @@ def problems() -> dict[str, Problem]:
     return _PROBLEMS
 
 
+def selected_methods(names: list[str] | None) -> list[Method]:
+    """The methods a batch selects: each problem's methods of these names, or (None) every
+    problem's default method."""
+    probs = problems().values()
+    if names is None:
+        return [p.methods[p.default_method] for p in probs]
+    return [p.methods[n] for p in probs for n in names if n in p.methods]
+
+
 def problem(name: str) -> Problem:
     probs = problems()
     if name not in probs:
@@ -147,6 +178,6 @@ def preload(method: Method) -> None:
     """Import the modules that ``method``'s problem module binds with :func:`lazy`, so a
     timed run (``runtime_s``) does not include them: the heuristics for a heuristic, also
     the models (gurobipy, scipy.sparse) for a model method."""
-    for mod in sorted(_LAZY.get(getattr(method.run, "__module__", ""), ())):
+    for mod in sorted(_LAZY.get(getattr(method.fn, "__module__", ""), ())):
         if method.kind == "model" or mod.startswith("heuristics."):
             importlib.import_module(mod)

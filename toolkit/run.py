@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 import traceback
+from dataclasses import replace
 
 import instances
 from instances.errors import InstanceError
@@ -47,7 +48,7 @@ def resolve_method(prob, name: str | None):
 
 def check_applicable(inst, method, cfg: RunConfig, source: str | None = None) -> None:
     """Raise NotApplicable (one line naming the file) when the method declines ``inst``."""
-    reason = method.applicable(inst, cfg) if method.applicable else None
+    reason = method.applicable(inst, method.configure(cfg)) if method.applicable else None
     if reason:
         where = f"{source}: " if source else ""
         raise NotApplicable(f"{where}method {method.name} declines instance {inst.name!r}: {reason}")
@@ -59,7 +60,9 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
 
     Raises InstanceError for bad input and NotApplicable when the method declines, and
     Interrupted (a KeyboardInterrupt carrying the record) after a Ctrl-C. With
-    ``want_solution`` the record carries the solution as ``record["solution"]``.
+    ``want_solution`` the record carries the checked solution as ``record["solution"]``: a
+    dict (``True``) or the solution object itself (``"object"``). With ``cfg.write_model``
+    the record lists the model files written as ``model_files`` (models.model_files).
     """
     inst = instances.from_dict(data, source)
     prob = problem(inst.problem)
@@ -67,12 +70,17 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
         method = resolve_method(prob, method_name)
     except InstanceError as exc:
         raise exc.with_source(source) from None
+    if cfg.write_model and method.kind != "model":
+        models_ = ", ".join(m.name for m in prob.methods.values() if m.kind == "model")
+        raise InstanceError("write_model", f"--write-model needs a model method; {method.name} "
+                            f"is a {method.kind}, not a model method (model methods of "
+                            f"{prob.name}: {models_ or 'none'})", source)
     try:
+        cfg = method.configure(cfg, prob.methods.values())     # --option names and values
         check_applicable(inst, method, cfg, source)
     except OptionError as exc:
         raise InstanceError("option", str(exc), source) from None
     if cfg.log_dir:
-        from dataclasses import replace
         from pathlib import Path
 
         Path(cfg.log_dir).mkdir(parents=True, exist_ok=True)
@@ -81,10 +89,17 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
     rec.update(instance=source, name=inst.name, problem=prob.name, method=method.name,
                verified=False, message="", versions=versions_text())
     preload(method)        # its heuristics (and models): imported before the clock starts
+    budget = method.new_budget(cfg)         # --time-limit: the whole run's, all stages
+    cfg = replace(cfg, budget=budget)
+    rec["time_limit_s"] = budget.limit
     t0 = time.perf_counter()
     interrupt.clear()
+    if cfg.write_model:
+        from models import model_files
+
+        model_files.begin(cfg.write_model)
     try:
-        out = method.run(inst, cfg)
+        out = method.fn(inst, cfg)
     except OptionError as exc:          # bad --option values and combinations
         raise InstanceError("option", str(exc), source) from None
     except KeyboardInterrupt:           # Ctrl-C in Python code, or a solve after one
@@ -97,7 +112,12 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
             _interrupted(rec)
         rec["traceback"] = traceback.format_exc(limit=4)
         return rec
+    finally:
+        if cfg.write_model:         # the files written, also after a failure or Ctrl-C
+            rec["model_files"] = model_files.finish()
     rec["runtime_s"] = time.perf_counter() - t0
+    if budget.split():
+        rec["time_split"] = budget.split()
     res = out.solver
     if res is not None:
         rec.update(backend=res.backend, backend_reason=res.backend_reason, n_vars=res.n_vars,
@@ -118,7 +138,8 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
             if res is None:
                 rec["status"] = "error"
         if want_solution:
-            rec["solution"] = prob.solution_to_dict(out.solution)
+            rec["solution"] = out.solution if want_solution == "object" else \
+                prob.solution_to_dict(out.solution)
     # objective, bound, problem_bound are in the units of prob.objective (the problem's one
     # ranking metric); a method's solver bound must be too (e.g. lumos-reconfig's encoding)
     analytic = prob.bound(inst) if prob.bound else None

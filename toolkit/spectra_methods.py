@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from instances.spectra import SpectraInstance, check_schedule
 from instances.spectra_workloads import generate
-from toolkit.registry import (lazy, Generator, Method, MethodOutput, OptionError, Problem, RunConfig,
+from toolkit.options import Option
+from toolkit.registry import (lazy, Generator, Method, MethodOutput, Problem, RunConfig,
                               register_problem)
 
 # heuristics and models load on first use (solve.py list and --help stay fast)
@@ -28,21 +29,35 @@ extract_split = lazy("models.spectra_split", "extract_split")
 split_start = lazy("models.spectra_split", "split_start")
 
 MILP_MAX_VARS = 5000  # above this, `milp` declines (override: --option max_vars=N)
-SPLIT_TIME_LIMIT = 60.0  # baseline-milp default solver time limit (spec 2.6.3)
+
+EDGE_MODE = Option("edge_mode", str, "supp", "Decompose's edge set: support of D (supp) or of the "
+                   "remaining demand (srem)", choices=("supp", "srem"))
+MERGE = Option("merge_identical", bool, False, "merge identical permutations into one configuration")
+SPECTRA_OPTIONS = (
+    Option("refine", str, "greedy", "durations: greedy, or the Refine LP (Eq. 5) on the backend",
+           choices=("greedy", "lp")), EDGE_MODE, MERGE)
+ECLIPSE_OPTIONS = (
+    Option("alpha_search", str, "quantile", "Eclipse's alpha search",
+           choices=("quantile", "exhaustive")),
+    Option("quantiles", int, 64, "alpha candidates of the quantile search", minimum=2),
+    Option("equalize", bool, True, "run Equalize after LPT"), MERGE)
+SPLIT_OPTIONS = (
+    Option("split_eps", float, 0.0, "balance slack of the split MILP", minimum=0),
+    Option("start", bool, True, "the greedy split as MIP start"), EDGE_MODE)
+MILP_OPTIONS = (
+    Option("slots", int, 0, "T, configurations per switch (0: max(k, Spectra's))", minimum=0),
+    Option("lb_cut", bool, True, "add the lower-bound cut"),
+    Option("symmetry", bool, True, "symmetry-breaking constraints"),
+    Option("start", bool, True, "Spectra's schedule as MIP start"),
+    Option("max_vars", int, MILP_MAX_VARS, "decline models with more variables", minimum=0))
 
 
 def _spectra_opts(cfg: RunConfig) -> dict:
-    edge_mode = cfg.option("edge_mode", "supp")
-    if edge_mode not in ("supp", "srem"):
-        raise OptionError(f"option edge_mode: expected supp or srem, got {edge_mode!r}")
-    return dict(edge_mode=edge_mode, merge_identical=cfg.option("merge_identical", False))
+    return dict(edge_mode=cfg.option("edge_mode"), merge_identical=cfg.option("merge_identical"))
 
 
 def run_spectra(inst: SpectraInstance, cfg: RunConfig, equalize: bool = True) -> MethodOutput:
-    refine = cfg.option("refine", "greedy")
-    if refine not in ("greedy", "lp"):
-        raise OptionError(f"option refine: expected greedy or lp, got {refine!r}")
-    if refine == "lp":
+    if cfg.option("refine") == "lp":
         return run_spectra_lp(inst, cfg, equalize)
     return MethodOutput(spectra(inst, equalize_loads=equalize, **_spectra_opts(cfg)))
 
@@ -66,7 +81,7 @@ def run_spectra_lp(inst: SpectraInstance, cfg: RunConfig, equalize: bool = True)
 
 
 def _milp_slots(inst: SpectraInstance, cfg: RunConfig, seed) -> int:
-    slots = cfg.option("slots", 0, int)
+    slots = cfg.option("slots")
     if slots <= 0:
         slots = max(degree(inst.demand), max((len(sw) for sw in seed.switches), default=0), 1)
     return slots
@@ -77,9 +92,9 @@ def run_milp(inst: SpectraInstance, cfg: RunConfig) -> MethodOutput:
     seed = spectra(inst)
     slots = _milp_slots(inst, cfg, seed)
     lb = lower_bound(inst.demand, inst.switches, inst.delay)
-    model, h = build_milp(inst, slots, lb_cut=lb if cfg.option("lb_cut", True) else None,
-                          symmetry=cfg.option("symmetry", True))
-    start = milp_start(h, seed) if cfg.option("start", True) and \
+    model, h = build_milp(inst, slots, lb_cut=lb if cfg.option("lb_cut") else None,
+                          symmetry=cfg.option("symmetry"))
+    start = milp_start(h, seed) if cfg.option("start") and \
         all(len(sw) <= slots for sw in seed.switches) else None
     res = solve(model, start=start, **cfg.solve_kw())
     sol = extract_milp(h, res) if res.has_solution else None
@@ -87,7 +102,7 @@ def run_milp(inst: SpectraInstance, cfg: RunConfig) -> MethodOutput:
 
 
 def milp_applicable(inst: SpectraInstance, cfg: RunConfig) -> str | None:
-    cap = cfg.option("max_vars", MILP_MAX_VARS, int)
+    cap = cfg.option("max_vars")
     slots = _milp_slots(inst, cfg, spectra(inst))     # the slots the run will use
     nv, _ = milp_size(inst, slots)
     if nv > cap:
@@ -111,42 +126,30 @@ def split_applicable(inst: SpectraInstance, cfg: RunConfig) -> str | None:
 
 def run_eclipse(inst: SpectraInstance, cfg: RunConfig) -> MethodOutput:
     """Spectra (Eclipse): Eclipse decomposition (spec 2.6.2), then LPT + Equalize."""
-    from heuristics.spectra_eclipse import QUANTILES
-
-    search = cfg.option("alpha_search", "quantile")
-    if search not in ("quantile", "exhaustive"):
-        raise OptionError(f"option alpha_search: expected quantile or exhaustive, got {search!r}")
-    q = cfg.option("quantiles", QUANTILES, int)
-    if q < 2:
-        raise OptionError(f"option quantiles: expected an integer >= 2, got {q}")
-    dec = eclipse_decompose(inst.demand, inst.delay, alpha_search=search, quantiles=q)
-    sched = spectra(inst, equalize_loads=cfg.option("equalize", True), dec=dec,
-                    merge_identical=cfg.option("merge_identical", False))
+    dec = eclipse_decompose(inst.demand, inst.delay, alpha_search=cfg.option("alpha_search"),
+                            quantiles=cfg.option("quantiles"))
+    sched = spectra(inst, equalize_loads=cfg.option("equalize"), dec=dec,
+                    merge_identical=cfg.option("merge_identical"))
     return MethodOutput(sched, metrics={"decompose_configs": len(dec.perms)})
 
 
 def run_baseline(inst: SpectraInstance, cfg: RunConfig) -> MethodOutput:
     """Baseline (Section V): greedy LESS-style split (spec 2.6.3), Decompose per switch."""
     parts = greedy_split(inst.demand, inst.switches)
-    sched = baseline(inst, parts=parts, edge_mode=_spectra_opts(cfg)["edge_mode"])
+    sched = baseline(inst, parts=parts, edge_mode=cfg.option("edge_mode"))
     return MethodOutput(sched, metrics={"split_nnz": split_nnz(parts)})
 
 
 def run_baseline_milp(inst: SpectraInstance, cfg: RunConfig) -> MethodOutput:
     """Baseline with the exact split MILP (spec 2.6.3), warm-started from the greedy split."""
-    eps = cfg.option("split_eps", 0.0)
-    if not eps >= 0:
-        raise OptionError(f"option split_eps: expected a number >= 0, got {eps}")
-    model, h = build_split_milp(inst, eps=eps)
-    kw = cfg.solve_kw()
-    kw["time_limit"] = kw["time_limit"] or SPLIT_TIME_LIMIT
+    model, h = build_split_milp(inst, eps=cfg.option("split_eps"))
     start = split_start(h, greedy_split(inst.demand, inst.switches)) \
-        if cfg.option("start", True) else None
-    res = solve(model, start=start, **kw)
+        if cfg.option("start") else None
+    res = solve(model, start=start, **cfg.solve_kw())
     if not res.has_solution:
         return MethodOutput(None, res)
     parts = extract_split(h, res)
-    sched = baseline(inst, parts=parts, edge_mode=_spectra_opts(cfg)["edge_mode"])
+    sched = baseline(inst, parts=parts, edge_mode=cfg.option("edge_mode"))
     # The MILP optimizes the split's nonzero count, not the makespan: report its status
     # and values as split_* and keep its bound out of the makespan columns.
     extra = {"split_nnz": split_nnz(parts), "split_status": res.status,
@@ -200,28 +203,26 @@ register_problem(Problem(
     methods={m.name: m for m in [
         Method("spectra", "heuristic", run_spectra,
                "Decompose (k=degree perms) + LPT Schedule + Equalize (Algs. 1-4)",
-               "refine=greedy|lp edge_mode=supp|srem merge_identical=0|1"),
+               SPECTRA_OPTIONS),
         Method("spectra-noeq", "heuristic", lambda i, c: run_spectra(i, c, equalize=False),
-               "Spectra without Equalize (Fig. 7)", "refine=greedy|lp edge_mode=supp|srem"),
+               "Spectra without Equalize (Fig. 7)", SPECTRA_OPTIONS),
         Method("spectra-lp", "model", run_spectra_lp,
                "Spectra with the Refine LP (Eq. 5) on the solver backend",
-               "edge_mode=supp|srem merge_identical=0|1"),
+               (EDGE_MODE, MERGE)),
         Method("spectra-eclipse", "heuristic", run_eclipse,
                "Spectra (Eclipse): Eclipse decomposition (spec 2.6.2) + LPT + Equalize",
-               "alpha_search=quantile|exhaustive quantiles=64 equalize=1 merge_identical=0|1"),
+               ECLIPSE_OPTIONS),
         Method("baseline", "heuristic", run_baseline,
                "Baseline: greedy LESS-style sparsity+balance split into s sub-matrices, "
-               "Decompose each on its own switch (spec 2.6.3)", "edge_mode=supp|srem",
+               "Decompose each on its own switch (spec 2.6.3)", (EDGE_MODE,),
                applicable=split_applicable),
         Method("baseline-milp", "model", run_baseline_milp,
                "Baseline with the exact min-nonzeros split MILP (spec 2.6.3, not in the paper; "
-               "60 s default limit, greedy split as MIP start)",
-               "split_eps=0 start=1 edge_mode=supp|srem", applicable=split_applicable),
+               "greedy split as MIP start)", SPLIT_OPTIONS, applicable=split_applicable),
         Method("milp", "model", run_milp,
                "exact min-makespan MILP with T slots/switch (spec 3.7, not in the paper), "
                "MIP start from Spectra",
-               "slots=T (default max(k, Spectra's)) lb_cut=1 symmetry=1 start=1 max_vars=5000",
-               applicable=milp_applicable),
+               MILP_OPTIONS, applicable=milp_applicable),
     ]},
     default_method="spectra",
     bound=lambda inst: lower_bound(inst.demand, inst.switches, inst.delay),

@@ -312,12 +312,18 @@ def test_topoopt_declines_when_too_few_coprime_shifts():
 
 def test_k2_size_cap_declines_large_base_searches():
     from toolkit.a2a_methods import rdc_applicable, static_applicable
-    from toolkit.registry import RunConfig
+    from toolkit.registry import RunConfig, problem
 
-    cfg = RunConfig()
-    assert rdc_applicable(unit(64, 2), cfg) is None and static_applicable(unit(33, 3), cfg) is None
+    methods = problem("a2a").methods
+    cfg = methods["rdc"].configure(RunConfig())          # the method's declared options
+
+    def rdc_cfg(**options):
+        return methods["rdc"].configure(RunConfig(options=options))
+
+    assert rdc_applicable(unit(64, 2), cfg) is None
+    assert static_applicable(unit(33, 3), methods["static"].configure(RunConfig())) is None
     assert "n <= 64" in rdc_applicable(unit(65, 2), cfg)
     assert "C(23, 4)" in rdc_applicable(unit(24, 4), cfg)          # 8855 base sets
-    assert rdc_applicable(unit(24, 4), RunConfig(options={"max_base_sets": "10000"})) is None
-    assert "C(127, 2)" in rdc_applicable(unit(128, 2), RunConfig(options={"max_n": "128"}))
+    assert rdc_applicable(unit(24, 4), rdc_cfg(max_base_sets="10000")) is None
+    assert "C(127, 2)" in rdc_applicable(unit(128, 2), rdc_cfg(max_n="128"))
     assert rdc_applicable(unit(128, 1), cfg) is None                 # k = 1 is not capped here

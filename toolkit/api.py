@@ -1,0 +1,153 @@
+"""The toolkit as a library: ``from toolkit.api import solve, batch``.
+
+    rec = solve("instances/examples/worked_example.json", method="spectra")
+    rec.objective, rec.gap, rec.solution, rec.metrics["makespan"]
+    df = batch(["instances/examples"], methods=["spectra", "spectra-noeq"], time_limit=20)
+
+The same runs as ``solve.py solve`` and ``solve.py batch`` (``toolkit.run.run_task``,
+``toolkit.batch.run_batch``); the keyword settings are RunConfig's fields, checked by the
+command line's rules (``toolkit.config``): a bad one raises a ValueError naming it.
+Ctrl-C raises :class:`~toolkit.run.Interrupted`, a KeyboardInterrupt carrying the record.
+"""
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolkit.config import ConfigError, make_config
+from toolkit.run import CORE_FIELDS, Interrupted, NotApplicable, run_task
+
+__all__ = ["solve", "batch", "Record", "ConfigError", "NotApplicable", "Interrupted",
+           "BatchWarning"]
+
+
+@dataclass
+class Record:
+    """One verified run (the fields of a ``--format json`` record).
+
+    ``objective`` is the checker's value of ``solution`` (the checked solution object);
+    ``metrics`` holds every other field: the problem's metrics (e.g. ``makespan``) and the
+    method's own (``model_files``, ``solver_runtime_s``, ...), also readable as attributes.
+    """
+
+    instance: str
+    name: str | None
+    problem: str
+    method: str
+    backend: str | None
+    status: str
+    objective: float | None
+    bound: float | None
+    gap: float | None
+    runtime_s: float | None
+    n_vars: int | None
+    n_int_vars: int | None
+    n_constrs: int | None
+    verified: bool
+    backend_reason: str | None
+    message: str
+    problem_bound: float | None
+    versions: str | None
+    metrics: dict = field(default_factory=dict)
+    solution: Any = field(default=None, repr=False)
+
+    @classmethod
+    def from_record(cls, rec: dict) -> "Record":
+        core = {k: rec.get(k) for k in CORE_FIELDS}
+        rest = {k: v for k, v in rec.items() if k not in CORE_FIELDS and k != "solution"}
+        return cls(**core, metrics=rest, solution=rec.get("solution"))
+
+    def to_dict(self) -> dict:
+        """The flat record (core fields, then metrics), without the solution."""
+        return {**{k: getattr(self, k) for k in CORE_FIELDS}, **self.metrics}
+
+    def __getattr__(self, name: str):
+        metrics = self.__dict__.get("metrics") or {}
+        if name in metrics:
+            return metrics[name]
+        raise AttributeError(f"{type(self).__name__} has no field or metric {name!r}")
+
+
+def _instance_data(instance_or_path) -> tuple[dict, str]:
+    """(parsed instance dict, source label for the record's ``instance``)."""
+    import instances
+
+    if isinstance(instance_or_path, (str, os.PathLike)):
+        return instances.read_json(instance_or_path), str(instance_or_path)
+    if isinstance(instance_or_path, dict):
+        return instance_or_path, "<dict>"
+    if hasattr(instance_or_path, "to_dict") and hasattr(instance_or_path, "problem"):
+        return instance_or_path.to_dict(), f"<{type(instance_or_path).__name__}>"
+    raise TypeError(f"instance_or_path: expected a file path, a parsed instance dict or an "
+                    f"instance object, got {type(instance_or_path).__name__}")
+
+
+def solve(instance_or_path, method: str | None = None, **config) -> Record:
+    """Solve one instance with one method (default: the problem's default method).
+
+    ``instance_or_path`` is an instance file, its parsed JSON (a dict) or an instance object
+    (``instances.load_instance``, a generator's result). ``config`` are RunConfig's fields:
+    ``backend``, ``time_limit``, ``mip_gap``, ``threads``, ``params`` (Gurobi parameters),
+    ``options`` (method options), ``log_dir``, ``iis_path``, ``write_model``, ...
+
+    Raises ConfigError (bad setting), instances.InstanceError (bad instance or method),
+    NotApplicable (the method declines the instance), all ValueErrors; Interrupted on Ctrl-C.
+    A run that fails is a Record with ``verified`` False and the reason in ``message``.
+    """
+    cfg = make_config(**config)
+    data, source = _instance_data(instance_or_path)
+    return Record.from_record(run_task(data, source, method, cfg, want_solution="object"))
+
+
+class BatchWarning(UserWarning):
+    """A file or task a batch skipped (bad input, or a method declined it)."""
+
+
+def batch(paths, methods=None, *, out: str | os.PathLike | None = None, workers: int = 1,
+          scheduler: str | None = None, progress: bool = False, **config):
+    """Run every (file, method) pair and return a pandas DataFrame, one row per run.
+
+    ``paths`` are instance files or folders (their ``*.json``), one or a list; ``methods``
+    a list of names (or "a,b"), each applied to the files of the problems that have it
+    (default: each problem's default method). ``out`` is the resumable CSV of
+    ``solve.py batch --out`` (default: a temporary file, nothing kept). Skipped files and
+    tasks are warned about (BatchWarning) and listed in ``df.attrs["skipped"]``.
+    """
+    import tempfile
+
+    import pandas as pd
+
+    from toolkit.batch import run_batch
+    from toolkit.registry import problems
+
+    if config.get("write_model") is not None:
+        raise ConfigError("write_model", "writes one run's models: use solve(), not batch()")
+    cfg = make_config(**config)
+    paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    if isinstance(methods, str):
+        methods = [m.strip() for m in methods.split(",") if m.strip()]
+    if methods is not None:
+        known = {m for p in problems().values() for m in p.methods}
+        bad = [m for m in methods if m not in known]
+        if bad or not methods:
+            raise ConfigError("methods", f"has unknown method(s) {', '.join(bad) or '(none given)'} "
+                              f"(known: {', '.join(sorted(known))})")
+    if not (isinstance(workers, int) and workers >= 1):
+        raise ConfigError("workers", f"must be an integer >= 1, got {workers!r}")
+    with tempfile.TemporaryDirectory() as tmp:
+        csv = Path(out) if out is not None else Path(tmp) / "runs.csv"
+        rep = run_batch(paths, methods, cfg, csv, workers=workers, scheduler=scheduler,
+                        progress=progress)
+        rows = pd.read_csv(csv) if csv.exists() else pd.DataFrame(columns=["run_key"])
+    rows = rows.drop_duplicates("run_key", keep="last").set_index("run_key", drop=False)
+    keys = [k for k in rep.keys if k in rows.index]
+    df = rows.loc[keys].reset_index(drop=True) if keys else \
+        pd.DataFrame(columns=list(CORE_FIELDS))
+    skipped = rep.bad_input + rep.declined
+    for msg in skipped:
+        warnings.warn(f"skipped: {msg}", BatchWarning, stacklevel=2)
+    df.attrs["skipped"] = skipped
+    return df

@@ -1,0 +1,83 @@
+"""The rules every run setting obeys, for the command line and the library alike.
+
+:func:`make_config` builds a :class:`~toolkit.registry.RunConfig` from keyword arguments
+(``toolkit.api``); :func:`check_config` checks one (``solve.py`` after parsing its flags).
+A bad value raises :class:`ConfigError`, a ValueError that names the field; the command
+line prints :meth:`ConfigError.cli_text`, the same words with the flag's name.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import fields
+
+from toolkit.registry import RunConfig
+
+BACKENDS = ("auto", "gurobi", "highs")          # = models.backend.BACKENDS (a test checks)
+MODEL_FORMATS = (".mps", ".lp")                 # --write-model suffixes (Gurobi's writer)
+
+
+class ConfigError(ValueError):
+    """A bad run setting. ``field`` is the RunConfig field; ``str()`` names it."""
+
+    def __init__(self, field: str, msg: str):
+        self.field, self.msg = field, msg
+        super().__init__(f"{field} {msg}")
+
+    def cli_text(self) -> str:
+        """The message with the command-line flag: ``--time-limit must be > 0, got -1``."""
+        return f"--{self.field.replace('_', '-')} {self.msg}"
+
+
+def _number(name: str, v, integer: bool = False):
+    ok = isinstance(v, int) if integer else isinstance(v, (int, float))
+    if isinstance(v, bool) or not ok or (not integer and not math.isfinite(v)):
+        kind = "an integer" if integer else "a finite number"
+        raise ConfigError(name, f"must be {kind}, got {v!r}")
+    return v
+
+
+def check_config(cfg: RunConfig) -> RunConfig:
+    """Raise ConfigError for the first bad setting of ``cfg``; return ``cfg``."""
+    if cfg.backend not in BACKENDS:
+        raise ConfigError("backend", f"must be one of {', '.join(BACKENDS)}, got {cfg.backend!r}")
+    if cfg.time_limit is not None and _number("time_limit", cfg.time_limit) <= 0:
+        raise ConfigError("time_limit", f"must be > 0, got {cfg.time_limit}")
+    if cfg.mip_gap is not None and _number("mip_gap", cfg.mip_gap) < 0:
+        raise ConfigError("mip_gap", f"must be >= 0, got {cfg.mip_gap}")
+    if cfg.threads is not None and _number("threads", cfg.threads, integer=True) < 1:
+        raise ConfigError("threads", f"must be >= 1, got {cfg.threads}")
+    for name in ("params", "options"):
+        val = getattr(cfg, name)
+        if not isinstance(val, dict) or not all(isinstance(k, str) for k in val):
+            raise ConfigError(name, f"must be a dict of NAME: VALUE, got {val!r}")
+    for name in ("log_dir", "iis_path", "write_model"):
+        val = getattr(cfg, name, None)
+        if val is not None and not isinstance(val, str):
+            raise ConfigError(name, f"must be a path (str), got {type(val).__name__}")
+    wm = getattr(cfg, "write_model", None)
+    if wm is not None and not wm.lower().endswith(MODEL_FORMATS):
+        raise ConfigError("write_model", f"must be a file name ending in "
+                          f"{' or '.join(MODEL_FORMATS)}, got {wm!r}")
+    return cfg
+
+
+def config_fields() -> tuple[str, ...]:
+    """The settings a caller may pass: every RunConfig field but the per-task ones (``log``;
+    ``options_shared``, ``declared`` and ``budget``, set by the run for each method)."""
+    internal = ("log", "options_shared", "declared", "budget")
+    return tuple(f.name for f in fields(RunConfig) if f.name not in internal)
+
+
+def make_config(**settings) -> RunConfig:
+    """A checked RunConfig from keyword settings; an unknown name is a ConfigError."""
+    known = config_fields()
+    for name in settings:
+        if name not in known:
+            raise ConfigError(name, f"is not a setting (known: {', '.join(known)})")
+    for name in ("log_dir", "iis_path", "write_model"):      # pathlib.Path is fine too
+        if settings.get(name) is not None and hasattr(settings[name], "__fspath__"):
+            settings[name] = str(settings[name])
+    cfg = RunConfig(**settings)
+    cfg.params = {} if cfg.params is None else cfg.params
+    cfg.options = {} if cfg.options is None else cfg.options
+    return check_config(cfg)

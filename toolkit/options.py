@@ -1,0 +1,136 @@
+"""Method options: one declaration per option (name, type, default, help), checked before a run.
+
+A method declares its ``--option`` names as a tuple of :class:`Option`; the command line
+values are converted and checked against it (:func:`parse_options`) before the method
+runs, and the method reads them with ``cfg.option(name)`` (the default comes from here).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+class OptionError(ValueError):
+    """A bad --option value or combination: bad input (exit 2), not a method failure."""
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    kind: type                       # int, float, bool or str
+    default: Any
+    help: str
+    choices: tuple | None = None     # allowed values (str options)
+    minimum: float | None = None     # smallest allowed value (numbers)
+
+    def parse(self, raw) -> Any:
+        """``raw`` (a command-line string or number) as this option's type, checked."""
+        val = _convert(self, raw)
+        if self.choices is not None and val not in self.choices:
+            raise OptionError(f"option {self.name}: expected one of {', '.join(map(str, self.choices))}, "
+                              f"got {raw!r}")
+        if self.minimum is not None and val < self.minimum:
+            raise OptionError(f"option {self.name}: expected a value >= {self.minimum:g}, got {raw!r}")
+        return val
+
+    def describe(self) -> str:
+        """``name (type, default D): help`` for ``solve.py list`` and ``--help``."""
+        kind = "|".join(map(str, self.choices)) if self.choices else self.kind.__name__
+        dflt = int(self.default) if self.kind is bool else self.default
+        return f"{self.name} ({kind}, default {dflt}): {self.help}"
+
+
+def _convert(opt: Option, raw):
+    kind, name = opt.kind, opt.name
+    if kind is bool:
+        low = str(raw).strip().lower()
+        if low in _TRUE or low in _FALSE:
+            return low in _TRUE
+        raise OptionError(f"option {name}: expected a boolean (1/0, true/false), got {raw!r}")
+    if kind is int:
+        try:
+            val = float(raw) if not isinstance(raw, int) else raw
+        except (TypeError, ValueError):
+            val = math.nan
+        if isinstance(val, bool) or not (isinstance(val, int) or float(val).is_integer()):
+            raise OptionError(f"option {name}: expected an integer, got {raw!r}")
+        return int(val)
+    if kind is float:
+        try:
+            val = float(raw)
+        except (TypeError, ValueError):
+            raise OptionError(f"option {name}: expected a number, got {raw!r}") from None
+        if math.isnan(val):
+            raise OptionError(f"option {name}: expected a number, got {raw!r}")
+        return val
+    return str(raw)
+
+
+def declared_names(options: Iterable[Option]) -> str:
+    names = [o.name for o in options]
+    return ", ".join(names) if names else "none"
+
+
+def parse_options(values: dict, method, siblings: Iterable = (), shared: bool = False) -> dict:
+    """The given ``--option`` values that ``method`` declares, converted and checked.
+
+    A name ``method`` does not declare is an OptionError naming it and the valid names
+    (and the sibling methods that declare it), unless ``shared`` (batch, gap: each method
+    takes the options it declares; :func:`check_shared` checks the rest up front).
+    """
+    decl = {o.name: o for o in method.options}
+    out = {}
+    for name, raw in values.items():
+        if name not in decl:
+            if shared:
+                continue
+            owners = [m.name for m in siblings if any(o.name == name for o in m.options)]
+            whose = f" (an option of {', '.join(owners)})" if owners else ""
+            raise OptionError(f"option {name}: not an option of method {method.name}{whose}; "
+                              f"valid: {declared_names(method.options)}")
+        out[name] = decl[name].parse(raw)
+    return out
+
+
+def check_shared(values: dict, methods: list) -> None:
+    """Batch rule: each option must be declared by at least one of ``methods`` (the selected
+    ones); its value is checked by every method that declares it."""
+    for name, raw in values.items():
+        owners = [m for m in methods if any(o.name == name for o in m.options)]
+        if not owners:
+            valid = sorted({o.name for m in methods for o in m.options})
+            chosen = ", ".join(sorted({m.name for m in methods}))
+            raise OptionError(f"option {name}: no selected method ({chosen}) declares it; "
+                              f"valid: {', '.join(valid) or 'none'}")
+        for m in owners:
+            parse_options({name: raw}, m)
+
+
+def option_lines(method) -> list[str]:
+    """One line per declared option (``solve.py list``, ``solve --method M --help``)."""
+    return [o.describe() for o in method.options]
+
+
+def check_params(params: dict) -> dict:
+    """``--param`` values with each name in Gurobi's spelling (names are case-insensitive);
+    an OptionError names one that is not a Gurobi parameter (before any solve)."""
+    if not params:
+        return {}
+    from difflib import get_close_matches
+
+    from gurobipy import GRB
+
+    known = {n.lower(): n for n in dir(GRB.Param) if not n.startswith("_")}
+    out = {}
+    for name, val in params.items():
+        canon = known.get(str(name).lower())
+        if canon is None:
+            near = get_close_matches(str(name).lower(), known, n=3)
+            hint = f"; did you mean {', '.join(known[k] for k in near)}?" if near else ""
+            raise OptionError(f"--param {name}: not a Gurobi parameter{hint} (names: Gurobi "
+                              f"reference manual, Parameters)")
+        out[canon] = val
+    return out

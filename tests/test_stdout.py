@@ -28,6 +28,7 @@ CASES = [
     ("a2a", None, "pmedian"),
     ("lumos-reconfig", "instances/lumos/three-pod-full-mesh-cross.json", "itv-ilp"),
     ("lumos-logical", "instances/lumos/logical-leaf-triangle-tau1.json", "logical-ilp-min"),
+    ("lumos-placement", "instances/lumos/placement-bestfit-48.json", "placement-ilp"),
 ]
 BACKENDS = ["highs", pytest.param("gurobi", marks=needs_gurobi)]
 

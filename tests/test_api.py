@@ -144,7 +144,7 @@ def test_ctrl_c_propagates_with_the_record(monkeypatch):
         raise KeyboardInterrupt
 
     monkeypatch.setitem(prob.methods, "spectra",
-                        dataclasses.replace(prob.methods["spectra"], run=ctrl_c))
+                        dataclasses.replace(prob.methods["spectra"], fn=ctrl_c))
     with pytest.raises(KeyboardInterrupt) as exc:
         api.solve(WORKED, method="spectra")
     assert isinstance(exc.value, api.Interrupted)

@@ -130,3 +130,14 @@ def test_gap_with_workers_matches_one_worker(tmp_path, capsys):
     two = [json.loads(x) for x in out.splitlines()]
     key = lambda r: (r["instance"], r["method"], r["objective"], r["rank"])   # noqa: E731
     assert list(map(key, two)) == list(map(key, one)) and len(one) == 4
+
+
+def test_no_iis_for_the_infeasible_submodels_of_an_enumeration(tmp_path, capsys):
+    """exact-k1 solves one model per d and cycle type, and some are infeasible by design:
+    the run is optimal, so --out holds no IIS file (an IIS is for an infeasible instance)."""
+    a2a = ROOT / "instances" / "a2a" / "uniform_n4_k1.json"
+    code, out, err = run("solve", a2a, "--method", "exact-k1", "--out", tmp_path,
+                         "--format", "json", capsys=capsys)
+    assert code == 0, err
+    assert json.loads(out)["status"] == "optimal"
+    assert not list(tmp_path.glob("*.iis.ilp"))

@@ -94,8 +94,10 @@ def _skipped():
 
 
 def _share(cfg: RunConfig, parts: int) -> dict:
-    """Solve keywords with a fair share of the budget left for the next of ``parts`` models."""
-    return {**cfg.solve_kw(), "time_limit": cfg.budget.share(parts)}
+    """Solve keywords with a fair share of the budget left for the next of ``parts`` models.
+    No IIS: an infeasible per-d (or per-cycle-type) model is part of the enumeration, not
+    an infeasible instance."""
+    return {**cfg.solve_kw(), "time_limit": cfg.budget.share(parts), "iis_path": None}
 
 
 def run_pmedian(inst, cfg: RunConfig) -> MethodOutput:

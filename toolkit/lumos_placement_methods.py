@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from instances.errors import InstanceError
-from instances.lumos_placement import PlacementInstance
+from instances.lumos_placement import PlacementInstance, guard_placement
 from instances.lumos_placement_check import check_placement
 from toolkit.options import Option
 from toolkit.registry import lazy, Generator, Method, MethodOutput, Problem, RunConfig, register_problem
@@ -81,7 +81,6 @@ def generate(gpus=4096, k_leaf=32, k_spine=32, tau=2, gpus_per_server=8, load=0.
         if v < 1:
             raise InstanceError(key, f"must be >= 1, got {v}")
     cl = make_cluster(gpus, k_leaf, k_spine, tau, gpus_per_server)
-    from instances.lumos_placement import guard_placement
     guard_placement(cl)
     tr = load_trace(trace or TRACE)
     if not -1 <= job < len(tr):

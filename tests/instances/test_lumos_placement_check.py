@@ -72,7 +72,8 @@ def _corruptions(inst, sol):
     free = np.flatnonzero(inst.free & ~np.isin(np.arange(CL.n_gpus), g))
     busy = np.flatnonzero(inst.busy)
     other_pod = free[CL.pod_of(free) != CL.pod_of(g[0])]
-    same_pod_other_server = free[(CL.pod_of(free) == CL.pod_of(g[0])) & (CL.server_of(free) != CL.server_of(g[0]))]
+    same_pod_other_server = free[(CL.pod_of(free) == CL.pod_of(g[0]))
+                                 & (CL.server_of(free) != CL.server_of(g[0]))]
 
     def ns(gpus, job=sol.job, meta=None):
         return SimpleNamespace(gpus=np.asarray(gpus), job=job, meta=meta or {})

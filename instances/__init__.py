@@ -20,6 +20,7 @@ INSTANCE_TYPES = {
     "lumos-reconfig": "instances.lumos:ReconfigInstance",
     "lumos-logical": "instances.lumos_logical:LogicalInstance",
     "lumos-staging": "instances.lumos_staging:StagingInstance",
+    "lumos-placement": "instances.lumos_placement:PlacementInstance",
 }
 
 

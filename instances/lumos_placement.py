@@ -20,6 +20,7 @@ import numpy as np
 
 from instances.errors import InstanceError, known_fields, number, obj, seq, text
 from instances.lumos import Fabric
+from instances.limits import guard
 
 
 @dataclass(frozen=True)
@@ -209,3 +210,105 @@ class Placement:
         g = np.array([number(f"gpus[{k}]", v, integer=True) for k, v in enumerate(ids)],
                      dtype=np.int64)
         return cls(cluster, Job.from_dict(d["job"]), g, dict(d.get("meta", {})))
+
+
+# ----------------------------------------------------------------------------------------
+# the lumos-placement instance: a cluster state and one arriving job
+# ----------------------------------------------------------------------------------------
+BYTES_PER_GPU = 64      # the free mask, per-GPU id arrays of the methods and the checker
+
+
+def guard_placement(cluster: Cluster) -> None:
+    """Refuse a cluster too big to hold per-GPU arrays, before allocating any."""
+    guard(_gpu_culprit(cluster.fabric), BYTES_PER_GPU * float(cluster.n_gpus),
+          f"{cluster.n_gpus} GPUs ({cluster.fabric.pods} Pods x {cluster.gpus_per_pod})")
+
+
+def _gpu_culprit(fab: Fabric) -> str:
+    sizes = {"pods": fab.pods, "k_leaf": fab.k_leaf, "k_spine": fab.k_spine}
+    return "cluster.fabric." + max(sizes, key=sizes.get)
+
+
+def _id_list(field_name: str, value, n: int, what: str) -> np.ndarray:
+    """A list of distinct ids in [0, n) as int64 (strict: names the first bad entry)."""
+    ids = seq(field_name, value, max_len=n)
+    if all(type(v) is int for v in ids):
+        arr = np.array(ids, dtype=np.int64) if ids else np.zeros(0, np.int64)
+    else:
+        arr = np.array([number(f"{field_name}[{k}]", v, integer=True) for k, v in enumerate(ids)],
+                       dtype=np.int64)
+    bad = np.flatnonzero((arr < 0) | (arr >= n))
+    if len(bad):
+        k = int(bad[0])
+        raise InstanceError(f"{field_name}[{k}]", f"{what} {arr[k]} does not exist (0..{n - 1})")
+    s = np.sort(arr)
+    dup = s[1:][s[1:] == s[:-1]]
+    if len(dup):
+        k = int(np.flatnonzero(arr == dup[0])[1])
+        raise InstanceError(f"{field_name}[{k}]", f"{what} {dup[0]} listed twice")
+    return arr
+
+
+@dataclass
+class PlacementInstance:
+    """Place ``job`` on the free GPUs of ``cluster`` ([002] 4.2.1, spec 2.8).
+
+    ``busy`` is the boolean mask of GPUs already held by running jobs (files give it as
+    ``busy_servers`` and ``busy_gpus``, either or both). The job's TP degree must fit a
+    server (``tp <= gpus_per_server``): TP stays inside a server."""
+
+    cluster: Cluster
+    busy: np.ndarray               # (n_gpus,) bool
+    job: Job
+    name: str = "lumos-placement"
+    meta: dict = field(default_factory=dict)
+
+    problem = "lumos-placement"
+    FIELDS = ("cluster", "busy_servers", "busy_gpus", "job")
+
+    def __post_init__(self):
+        guard_placement(self.cluster)
+        busy = np.asarray(self.busy, dtype=bool)
+        if busy.shape != (self.cluster.n_gpus,):
+            raise InstanceError("busy_gpus", f"mask must have one entry per GPU "
+                                f"({self.cluster.n_gpus}), got shape {busy.shape}")
+        self.busy = busy
+        T = self.cluster.gpus_per_server
+        if self.job.tp > T:
+            raise InstanceError("job.tp", f"must be <= gpus_per_server = {T} (TP inside a "
+                                f"server), got {self.job.tp}")
+
+    @property
+    def free(self) -> np.ndarray:
+        return ~self.busy
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PlacementInstance":
+        for key in ("cluster", "job"):
+            if key not in d:
+                raise InstanceError(key, "missing")
+        try:
+            cl = Cluster.from_dict(d["cluster"])
+        except InstanceError as exc:      # Fabric/Cluster name their fields unqualified
+            f = exc.field if exc.field.startswith("cluster") else f"cluster.{exc.field}"
+            raise InstanceError(f, exc.msg) from None
+        guard_placement(cl)
+        job = Job.from_dict(d["job"])
+        busy = np.zeros(cl.n_gpus, dtype=bool)
+        srv = _id_list("busy_servers", d.get("busy_servers", []), cl.n_servers, "server")
+        g = _id_list("busy_gpus", d.get("busy_gpus", []), cl.n_gpus, "GPU")
+        busy.reshape(cl.n_servers, cl.gpus_per_server)[srv] = True
+        busy[g] = True
+        name = text("name", d.get("name", "lumos-placement"))
+        return cls(cl, busy, job, name, dict(d.get("meta", {})))
+
+    def to_dict(self) -> dict:
+        per_server = self.busy.reshape(self.cluster.n_servers, self.cluster.gpus_per_server)
+        whole = per_server.all(axis=1)
+        part = np.flatnonzero((per_server & ~whole[:, None]).ravel())
+        d = {"problem": self.problem, "format": 1, "name": self.name,
+             "cluster": self.cluster.to_dict(), "busy_servers": np.flatnonzero(whole).tolist(),
+             "busy_gpus": part.tolist(), "job": self.job.to_dict()}
+        if self.meta:
+            d["meta"] = self.meta
+        return d

@@ -29,6 +29,7 @@ CASES = [
     ("lumos-reconfig", "instances/lumos/three-pod-full-mesh-cross.json", "itv-ilp"),
     ("lumos-logical", "instances/lumos/logical-leaf-triangle-tau1.json", "logical-ilp-min"),
     ("lumos-staging", "instances/lumos/staging-P8-tau1.json", "staging-ilp"),
+    ("lumos-placement", "instances/lumos/placement-bestfit-48.json", "placement-ilp"),
 ]
 BACKENDS = ["highs", pytest.param("gurobi", marks=needs_gurobi)]
 

@@ -18,6 +18,7 @@ Writes results/delta_milp.md and results/delta_milp_{sizes,solves}.csv.
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,7 @@ from models.backend import solve
 from models.delta_fts import build_fixed_step
 from models.delta_milp import extract_interval, profile, prune_windows
 from toolkit.delta_methods import prepare_interval, reference_run
+from toolkit.progress import track
 
 
 def sizes(models_n) -> pd.DataFrame:
@@ -89,20 +91,21 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
         ([] if quick else [("megatron-462b", 128), ("deepseek-671b", 128)])
     df_sizes = sizes(size_cases)
     limit = 120 if quick else 300          # per comparison solve; the Mixtral target gets 600 s
-    solves = []
+    cases = []                             # each a solve, run in this order
     for N in ([2, 4] if quick else [2, 4, 8]):
         inst = from_job(dict(TABLE_I["gpt-7b"], micro_batches=N))
         label = f"gpt-7b N={N}"
         for prune, hot, tighten in ((True, True, True), (True, True, False), (True, False, False),
                                     (False, True, False)):
-            solves.append(solve_case(inst, label, prune, hot, limit, tighten))
+            cases.append(partial(solve_case, inst, label, prune, hot, limit, tighten))
         for step in (1.0, 0.25):
-            solves.append(fts_case(inst, label, step, limit))
+            cases.append(partial(fts_case, inst, label, step, limit))
     if not quick:
         inst = from_job(dict(TABLE_I["mixtral-8x22b"]))
         for tighten in (True, False):       # the target is a proven gap of 1%
-            solves.append(solve_case(inst, "mixtral-8x22b N=64", True, True, 600, tighten, 0.01))
-    df_solves = pd.DataFrame(solves)
+            cases.append(partial(solve_case, inst, "mixtral-8x22b N=64", True, True, 600,
+                                 tighten, 0.01))
+    df_solves = pd.DataFrame([case() for case in track(cases, unit="solve")])
     slopes_full = _slope(df_sizes[df_sizes.model != "megatron-462b"], "task_time_vars_full")
     slopes_pruned = _slope(df_sizes[df_sizes.model != "megatron-462b"], "task_time_vars_pruned")
     cmd = "python solve.py reproduce delta-milp" + (" --quick" if quick else "")

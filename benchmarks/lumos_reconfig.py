@@ -28,6 +28,7 @@ from benchmarks.common import machine, main, md_table, write_report
 from benchmarks.lumos_common import mrar, plot, run_sequence
 from instances.lumos import Fabric
 from instances.lumos_workloads import job_sequence, topology_sequence
+from toolkit.progress import track
 from toolkit.registry import RunConfig
 
 ITV = ("ITV-ILP", "ITV-MDMCF", "ITV-MCF")
@@ -47,18 +48,17 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
     steps = 2 if quick else 4
     ilp_group_s = 10.0 if quick else 30.0
     rows = []
-    for workload in ("rings", "jobs"):
-        for P in pods:
-            fab = Fabric(P, K, K, 1)
-            strategies = ITV + tuple(s for s in UNIFORM if s != "Uniform-ILP" or P <= 16)
-            if P == 128 and quick:
-                strategies = ITV
-            cfgs = {"ITV-ILP": RunConfig(time_limit=ilp_group_s * fab.H),
-                    "Uniform-ILP": RunConfig(time_limit=10.0 * fab.H)}
-            seq = _sequence(fab, workload, steps, seed=P)
-            rows += run_sequence(fab, seq, strategies, cfgs,
-                                 {"workload": workload, "gpus": fab.gpus, "pods": P},
-                                 driver="ITV-MDMCF")
+    for workload, P in track([(w, P) for w in ("rings", "jobs") for P in pods], unit="sequence"):
+        fab = Fabric(P, K, K, 1)
+        strategies = ITV + tuple(s for s in UNIFORM if s != "Uniform-ILP" or P <= 16)
+        if P == 128 and quick:
+            strategies = ITV
+        cfgs = {"ITV-ILP": RunConfig(time_limit=ilp_group_s * fab.H),
+                "Uniform-ILP": RunConfig(time_limit=10.0 * fab.H)}
+        seq = _sequence(fab, workload, steps, seed=P)
+        rows += run_sequence(fab, seq, strategies, cfgs,
+                             {"workload": workload, "gpus": fab.gpus, "pods": P},
+                             driver="ITV-MDMCF")
     df = pd.DataFrame(rows)
     summ, status = summarize(df)
     churn = heavy_churn(2 if quick else 4)

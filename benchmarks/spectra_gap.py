@@ -26,6 +26,7 @@ import pandas as pd
 from benchmarks.common import machine, main, md_table, write_report
 from benchmarks.spectra_eval import pyplot, save_figure
 from instances.spectra_workloads import generate
+from toolkit.progress import track
 from toolkit.registry import RunConfig
 from toolkit.run import run_task
 
@@ -55,7 +56,7 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
     limit = 20.0 if quick else 60.0
     exact_cfg = RunConfig(backend="highs", mip_gap=0.0, time_limit=limit)
     rows = []
-    for family, seed, inst in instances(quick):
+    for family, seed, inst in track(instances(quick), unit="instance"):
         data = inst.to_dict()
         recs = {m: run_task(data, inst.name, m, RunConfig()) for m in HEURISTICS}
         ex = run_task(data, inst.name, "milp", exact_cfg)

@@ -207,3 +207,14 @@ def test_quick_on_a_target_without_it_runs_in_full_and_says_so(tmp_path):
     assert code == 0, err
     assert "no --quick variant" in err
     assert all(Path(p).exists() for p in out.split())
+
+
+def test_track_reports_a_loop_as_plain_lines_off_a_terminal(capsys):
+    """Targets that loop over their runs themselves (delta-milp, spectra-gap,
+    lumos-reconfig) show the same progress as a batch: plain lines, no carriage return."""
+    from toolkit.progress import track
+
+    assert list(track(range(20), unit="solve")) == list(range(20))
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    assert err.count("progress:") == 10 and "20/20 solves (100%)" in err

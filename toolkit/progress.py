@@ -71,6 +71,19 @@ def bar(total: int, enabled: bool = True, unit: str = "task"):
     return Lines(total, unit, sys.stderr)
 
 
+def track(items, unit: str = "run"):
+    """Yield ``items`` (a sized iterable), advancing a :func:`bar` after each: the progress of
+    a reproduce target that loops over its runs itself rather than through ``run_batch``."""
+    items = list(items)
+    shown = bar(len(items), unit=unit)
+    try:
+        for it in items:
+            yield it
+            shown.update(1)
+    finally:
+        shown.close()
+
+
 def _isatty(stream) -> bool:
     try:
         return stream.isatty()

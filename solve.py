@@ -297,7 +297,7 @@ def _keep(folder: Path, f: str, rec: dict, cfg) -> None:
 
     write_solution(folder, rec)
     CsvSink(folder / RECORDS_CSV).append(
-        {**rec, **run_key(Path(f), file_digest(Path(f)), rec["method"], cfg)})
+        {**rec, **run_key(Path(f), file_digest(Path(f)), rec["method"], cfg, folder)})
 
 
 def _interrupted_note(exc, n_left: int) -> None:

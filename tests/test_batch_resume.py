@@ -286,3 +286,23 @@ def test_dask_workers_times_threads_within_cores(two, tmp_path, monkeypatch):
     # one host, 2 workers x 2 threads = 4 tasks at once on 8 cores: 2 solver threads each
     assert rep.threads == 2
     assert [r["threads_given"] for r in rows(tmp_path / "r.csv")] == ["2", "2"]
+
+
+def test_a_folder_moved_with_its_instances_resumes(tmp_path, capsys, monkeypatch):
+    """Instances inside the CSV's folder are keyed by their path relative to it (as the
+    committed results/delta_runs/ are), so the folder resumes wherever it is copied; files
+    outside it keep their absolute path."""
+    a = tmp_path / "a"
+    (a / "inst").mkdir(parents=True)
+    shutil.copy(EX / "worked_example.json", a / "inst" / "w.json")
+    code, _, err = run("batch", a / "inst", EX / "shifts_n6_s1.json", "--methods", "spectra",
+                       "--out", a, "--no-progress", capsys=capsys)
+    assert code == 0, err
+    paths = {r["path"] for r in rows(a / "records.csv")}
+    assert paths == {"inst/w.json", str((EX / "shifts_n6_s1.json").resolve())}
+    b = tmp_path / "elsewhere" / "b"
+    shutil.copytree(a, b)
+    monkeypatch.setattr(batch, "run_task", _no_solve)
+    code, _, err = run("batch", b / "inst", "--methods", "spectra", "--out", b, "--no-progress",
+                       capsys=capsys)
+    assert code == 0 and "0 ran, 1 already" in err, err

@@ -65,12 +65,23 @@ def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def run_key(path: Path, digest: str, method: str, cfg: RunConfig) -> dict:
-    """The key columns of one task: ``run_key``, the resolved ``path``, ``settings`` (JSON)."""
+def run_key(path: Path, digest: str, method: str, cfg: RunConfig,
+            base: Path | None = None) -> dict:
+    """The key columns of one task: ``run_key``, the file's ``path``, ``settings`` (JSON).
+
+    ``path`` is resolved, and relative to ``base`` (the CSV's folder) when the file is
+    inside it: a results folder kept with its instances (``results/delta_runs/``) then
+    resumes in any clone, wherever it is checked out."""
     path = path.resolve()
+    shown = path.as_posix()
+    if base is not None:
+        try:
+            shown = path.relative_to(Path(base).resolve()).as_posix()
+        except ValueError:              # outside the CSV's folder: the absolute path
+            pass
     sets = json.dumps(settings(cfg), sort_keys=True, separators=(",", ":"))
-    blob = json.dumps([str(path), digest, method, sets])
-    return {"run_key": hashlib.sha256(blob.encode()).hexdigest()[:16], "path": str(path),
+    blob = json.dumps([shown, digest, method, sets])
+    return {"run_key": hashlib.sha256(blob.encode()).hexdigest()[:16], "path": shown,
             "settings": sets}
 
 
@@ -199,7 +210,7 @@ class BatchReport:
 
 
 def plan(paths, methods: list[str] | None, cfg: RunConfig, done: dict, report: BatchReport,
-         keyless: str = "rerun"):
+         keyless: str = "rerun", base: Path | None = None):
     """Validate every file once and list the tasks still to run.
 
     ``done`` is :meth:`CsvSink.done`; with ``keyless="keep"`` a finished row without a run
@@ -226,8 +237,8 @@ def plan(paths, methods: list[str] | None, cfg: RunConfig, done: dict, report: B
             report.declined.append(f"{src}: none of the methods applies to problem {prob.name} "
                                    f"(its methods: {', '.join(prob.methods)})")
         for name in names:
-            key = run_key(path, digest, name, cfg)
-            legacy = ("keyless", key["path"], name)
+            key = run_key(path, digest, name, cfg, base)
+            legacy = ("keyless", str(path.resolve()), name)
             if key["run_key"] in done or (keyless == "keep" and legacy in done):
                 report.keys.append(key["run_key"] if key["run_key"] in done else legacy)
                 report.skipped_done += 1
@@ -303,7 +314,8 @@ def run_batch(paths, methods, cfg: RunConfig, out: str | Path | None, workers: i
     try:
         sink = CsvSink(out)
         report = BatchReport()
-        tasks = plan(paths, methods, cfg, sink.done(), report, keyless)
+        base = None if out is None else Path(out).resolve().parent
+        tasks = plan(paths, methods, cfg, sink.done(), report, keyless, base)
         if client is not None:
             _cap_threads(cfg, _dask_thread_cap(client))
         elif workers > 1 and len(tasks) > 1:

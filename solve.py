@@ -155,10 +155,10 @@ def print_records(recs: list[dict], fmt: str, extra: list[str] | None = None, st
 def _with_file(recs: list[dict]) -> list[dict]:
     """The records with a ``file`` field for the table: the instance file's name when no
     two different paths share it, else the path as given."""
-    paths = {str(r.get("instance") or "") for r in recs}
-    short = len({Path(p).name for p in paths}) == len(paths)
-    return [{**r, "file": Path(str(r.get("instance") or "")).name if short else r.get("instance")}
-            for r in recs]
+    from toolkit.io import short_names
+
+    names = short_names(str(r.get("instance") or "") for r in recs)
+    return [{**r, "file": names[str(r.get("instance") or "")]} for r in recs]
 
 
 def print_by_problem(recs: list[dict]) -> None:
@@ -352,11 +352,9 @@ def _run_batch(args, methods, progress: bool):
 
 def _method_list(text: str) -> list[str]:
     """Comma-separated method names, each known to some problem (else bad input)."""
-    from toolkit.registry import problems
+    from toolkit.registry import method_names
 
-    names = [m.strip() for m in text.split(",") if m.strip()]
-    known = {m for p in problems().values() for m in p.methods}
-    bad = [m for m in names if m not in known]
+    names, bad = method_names(text)
     if bad or not names:
         raise BadInput(f"--methods: unknown method(s) {', '.join(bad) or '(none given)'} "
                        f"(see `solve.py list`)")

@@ -121,20 +121,17 @@ def batch(paths, methods=None, *, out: str | os.PathLike | None = None, workers:
     import pandas as pd
 
     from toolkit.batch import run_batch
-    from toolkit.registry import problems
+    from toolkit.registry import known_methods, method_names
 
     if config.get("write_model") is not None:
         raise ConfigError("write_model", "writes one run's models: use solve(), not batch()")
     cfg = make_config(**config)
     paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-    if isinstance(methods, str):
-        methods = [m.strip() for m in methods.split(",") if m.strip()]
     if methods is not None:
-        known = {m for p in problems().values() for m in p.methods}
-        bad = [m for m in methods if m not in known]
+        methods, bad = method_names(methods)
         if bad or not methods:
             raise ConfigError("methods", f"has unknown method(s) {', '.join(bad) or '(none given)'} "
-                              f"(known: {', '.join(sorted(known))})")
+                              f"(known: {', '.join(sorted(known_methods()))})")
     if not (isinstance(workers, int) and workers >= 1):
         raise ConfigError("workers", f"must be an integer >= 1, got {workers!r}")
     with tempfile.TemporaryDirectory() as tmp:

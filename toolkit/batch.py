@@ -190,9 +190,10 @@ def _finite(v):
     return v
 
 
-def write_csv(recs: list[dict], stream) -> None:
-    """``recs`` as CSV on ``stream``, with :func:`csv_columns` and :func:`csv_cell`."""
-    w = csv.DictWriter(stream, csv_columns(recs), extrasaction="ignore")
+def write_csv(recs: list[dict], stream, cols=None) -> None:
+    """``recs`` as CSV on ``stream``, cells by :func:`csv_cell`; the columns ``cols``, by
+    default :func:`csv_columns`."""
+    w = csv.DictWriter(stream, list(cols or csv_columns(recs)), extrasaction="ignore")
     w.writeheader()
     w.writerows({k: csv_cell(v) for k, v in r.items()} for r in recs)
 

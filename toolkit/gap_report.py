@@ -22,12 +22,11 @@ it lowers rho at every tau. Relaxations (not solutions of the problem) are left 
 """
 from __future__ import annotations
 
-import csv
 import io
 import math
 from pathlib import Path
 
-from toolkit.rank import rank_records
+from toolkit.rank import rank_records, relaxation
 
 TABLE_COLS = ("instance", "name", "problem", "method", "status", "verified", "objective",
               "best_objective", "best_bound", "vs_best_bound", "vs_best", "rank")
@@ -54,13 +53,6 @@ def rank_by_instance(recs: list[dict]) -> list[dict]:
 def gap_rows(recs: list[dict]) -> list[dict]:
     """One row of TABLE_COLS per (ranked) record."""
     return [{c: r.get(c) for c in TABLE_COLS} for r in recs]
-
-
-def _relaxation(rec: dict) -> bool:
-    from toolkit.registry import problem
-
-    m = problem(rec["problem"]).methods.get(rec["method"])
-    return m is not None and m.relaxation
 
 
 def _instances_by_problem(recs: list[dict]) -> dict[str, set]:
@@ -115,7 +107,7 @@ def profile_ratios(recs: list[dict]) -> dict[tuple[str, str], list[float]]:
     n_inst = _instances_by_problem(recs)
     out = {}
     for prob, meth in _methods(recs):
-        if any(_relaxation(r) for r in recs if (r["problem"], r["method"]) == (prob, meth)):
+        if any(relaxation(r) for r in recs if (r["problem"], r["method"]) == (prob, meth)):
             continue
         sense = problem(prob).sense
         got = {instance_key(r): ratio(r["objective"], r["best_objective"], sense)
@@ -149,10 +141,10 @@ def _md_table(rows: list[dict], cols) -> list[str]:
 
 def _short(rows: list[dict]) -> list[dict]:
     """Rows with ``instance`` as the file name when no two paths share one."""
-    paths = {str(r["instance"]) for r in rows}
-    if len({Path(p).name for p in paths}) != len(paths):
-        return rows
-    return [{**r, "instance": Path(str(r["instance"])).name} for r in rows]
+    from toolkit.io import short_names
+
+    names = short_names(r["instance"] for r in rows)
+    return [{**r, "instance": names[str(r["instance"])]} for r in rows]
 
 
 def markdown(rows: list[dict], summary: list[dict]) -> str:
@@ -170,13 +162,11 @@ def markdown(rows: list[dict], summary: list[dict]) -> str:
 
 
 def write_table_csv(rows: list[dict], cols, path: Path) -> None:
-    from toolkit.batch import csv_cell
+    from toolkit.batch import write_csv
     from toolkit.io import write_text_atomic
 
     buf = io.StringIO()
-    w = csv.DictWriter(buf, list(cols), extrasaction="ignore")
-    w.writeheader()
-    w.writerows({c: csv_cell(r.get(c)) for c in cols} for r in rows)
+    write_csv(rows, buf, cols)
     write_text_atomic(path, buf.getvalue())
 
 

@@ -22,6 +22,14 @@ def write_text_atomic(path: str | Path, text: str) -> None:
         raise
 
 
+def short_names(paths) -> dict[str, str]:
+    """Each path's file name, for tables, when no two different paths share one; else each
+    path as given (so two ``x.json`` in different folders stay apart)."""
+    paths = set(map(str, paths))
+    short = len({Path(p).name for p in paths}) == len(paths)
+    return {p: Path(p).name if short else p for p in paths}
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

@@ -15,14 +15,19 @@ from models.gap import relative_gap
 RANK_FIELDS = ("rank", "best_objective", "best_bound", "vs_best", "vs_best_bound")
 
 
-def rankable(rec: dict) -> bool:
-    """A verified solution of the problem itself (not of a relaxation of it)."""
+def relaxation(rec: dict) -> bool | None:
+    """Whether the record's method is a relaxation of its problem (None: no such method)."""
     from toolkit.registry import problem
 
+    method = problem(rec["problem"]).methods.get(rec.get("method"))
+    return None if method is None else method.relaxation
+
+
+def rankable(rec: dict) -> bool:
+    """A verified solution of the problem itself (not of a relaxation of it)."""
     if not rec.get("verified") or rec.get("objective") is None:
         return False
-    method = problem(rec["problem"]).methods.get(rec.get("method"))
-    return method is not None and not method.relaxation
+    return relaxation(rec) is False
 
 
 def rank_records(recs: list[dict]) -> list[dict]:

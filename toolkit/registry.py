@@ -149,6 +149,20 @@ def selected_methods(names: list[str] | None) -> list[Method]:
     return [p.methods[n] for p in probs for n in names if n in p.methods]
 
 
+def known_methods() -> set[str]:
+    """Every method name of every problem."""
+    return {m for p in problems().values() for m in p.methods}
+
+
+def method_names(names) -> tuple[list[str], list[str]]:
+    """``names`` (a comma-separated string or a list) as a list, and those of them no
+    problem has as a method (batch, gap: ``--methods``; the library's ``batch``)."""
+    if isinstance(names, str):
+        names = [m.strip() for m in names.split(",") if m.strip()]
+    known = known_methods()
+    return list(names), [m for m in names if m not in known]
+
+
 def problem(name: str) -> Problem:
     probs = problems()
     if name not in probs:

@@ -105,6 +105,7 @@ def test_dict_and_object_instances():
     ("threads", 1.5, "must be an integer"),
     ("backend", "cplex", "must be one of auto, gurobi, highs"),
     ("params", ["TimeLimit"], "must be a dict"),
+    ("params", {"MIPFocuss": 1}, "name MIPFocuss: not a Gurobi parameter; did you mean MIPFocus"),
     ("write_model", "m.txt", "ending in .mps or .lp"),
     ("timelimit", 5, "is not a setting (known: backend, time_limit"),
 ])

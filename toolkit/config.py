@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import fields
 
+from toolkit.options import OptionError, check_params
 from toolkit.registry import RunConfig
 
 BACKENDS = ("auto", "gurobi", "highs")          # = models.backend.BACKENDS (a test checks)
@@ -80,4 +81,9 @@ def make_config(**settings) -> RunConfig:
     cfg = RunConfig(**settings)
     cfg.params = {} if cfg.params is None else cfg.params
     cfg.options = {} if cfg.options is None else cfg.options
-    return check_config(cfg)
+    check_config(cfg)
+    try:                     # the CLI's --param rule: Gurobi's names, in Gurobi's spelling
+        cfg.params = check_params(cfg.params)
+    except OptionError as exc:
+        raise ConfigError("params", str(exc).replace("--param ", "name ", 1)) from None
+    return cfg

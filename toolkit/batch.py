@@ -33,6 +33,7 @@ from pathlib import Path
 import instances
 from instances.errors import InstanceError
 from toolkit.io import write_text_atomic
+from toolkit.outdir import null_nonfinite
 from toolkit.registry import RunConfig, problem
 from toolkit.run import CORE_FIELDS, NotApplicable, check_applicable, resolve_method, run_task
 
@@ -174,19 +175,7 @@ def csv_cell(v):
     if hasattr(v, "tolist"):            # numpy scalar or array
         v = v.tolist()
     if isinstance(v, (list, tuple, dict)):
-        return json.dumps(_finite(v), separators=(",", ":"), allow_nan=False)
-    return v
-
-
-def _finite(v):
-    if hasattr(v, "tolist"):
-        v = v.tolist()
-    if isinstance(v, float):
-        return v if v == v and v not in (float("inf"), float("-inf")) else None
-    if isinstance(v, dict):
-        return {str(k): _finite(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_finite(x) for x in v]
+        return json.dumps(null_nonfinite(v), separators=(",", ":"), allow_nan=False)
     return v
 
 

@@ -59,27 +59,30 @@ def json_safe(rec: dict) -> dict:
     """The record with every non-finite number replaced by null (JSON has no NaN or
     Infinity; ``json.loads`` of another language would fail), and the fields so replaced
     named in ``message``."""
-    import numpy as np
-
-    def clean(v, path, hit):
-        if isinstance(v, (float, np.floating)) and not math.isfinite(float(v)):
-            hit.append(f"{path}={float(v)!r}")
-            return None
-        if isinstance(v, dict):
-            return {k: clean(x, f"{path}.{k}" if path else str(k), hit) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [clean(x, f"{path}[{i}]", hit) for i, x in enumerate(v)]
-        if isinstance(v, np.ndarray):
-            return clean(v.tolist(), path, hit)
-        return v
-
     hit: list[str] = []
-    out_ = clean(rec, "", hit)
+    out_ = null_nonfinite(rec, "", hit)
     if hit:
         note = "non-finite values written as null: " + ", ".join(hit[:5]) + \
             (f" and {len(hit) - 5} more" if len(hit) > 5 else "")
         out_["message"] = f"{out_['message']}; {note}" if out_.get("message") else note
     return out_
+
+
+def null_nonfinite(v, path: str = "", hit: list | None = None):
+    """``v`` with every non-finite float as None, numpy values as Python ones and dict keys
+    as text (JSON and CSV cells alike); ``hit`` gets ``path=value`` of each replaced one."""
+    if hasattr(v, "tolist"):            # numpy scalar or array
+        v = v.tolist()
+    if isinstance(v, float) and not math.isfinite(v):
+        if hit is not None:
+            hit.append(f"{path}={v!r}")
+        return None
+    if isinstance(v, dict):
+        return {str(k): null_nonfinite(x, f"{path}.{k}" if path else str(k), hit)
+                for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [null_nonfinite(x, f"{path}[{i}]", hit) for i, x in enumerate(v)]
+    return v
 
 
 def json_default(o):

@@ -49,6 +49,17 @@ def validate_requirement(L, fabric: Fabric, field_name: str = "requirement") -> 
     return L
 
 
+def check_cross_pod(rows: np.ndarray, fabric: Fabric, field_name: str, why: str) -> None:
+    """Refuse the first row ``[a, b, ..., count]`` with count > 0 between two leaves of one
+    Pod (InstanceError naming ``field_name[i]``; ``why`` says what needs other Pods)."""
+    pod = fabric.pod_of_leaf(rows[:, :2])
+    same = np.flatnonzero((pod[:, 0] == pod[:, 1]) & (rows[:, -1] > 0))
+    if len(same):
+        b = int(same[0])
+        raise InstanceError(f"{field_name}[{b}]", f"leaves {rows[b, 0]} and {rows[b, 1]} share "
+                            f"Pod {pod[b, 0]} ({why})")
+
+
 def parse_requirement(d: dict, fabric: Fabric) -> np.ndarray:
     """L from the dense ``requirement`` or the sparse ``pairs`` ([a, b, count]); call it
     after ``guard_logical``."""
@@ -67,12 +78,7 @@ def parse_requirement(d: dict, fabric: Fabric) -> np.ndarray:
         b = int(bad[0])
         raise InstanceError(f"pairs[{b}]", f"{r[b].tolist()} out of range: need 0 <= a, b < {n} "
                             f"(leaves), 0 <= count <= k_leaf = {K}")
-    pod = fabric.pod_of_leaf(r[:, :2])
-    same = np.flatnonzero((pod[:, 0] == pod[:, 1]) & (r[:, 2] > 0))
-    if len(same):
-        b = int(same[0])
-        raise InstanceError(f"pairs[{b}]", f"leaves {r[b, 0]} and {r[b, 1]} share Pod {pod[b, 0]} "
-                            "(only cross-Pod paths are designed)")
+    check_cross_pod(r, fabric, "pairs", "only cross-Pod paths are designed")
     L = np.zeros((n, n), dtype=np.int64)
     np.add.at(L, (r[:, 0], r[:, 1]), r[:, 2])
     np.add.at(L, (r[:, 1], r[:, 0]), r[:, 2])

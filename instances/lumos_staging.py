@@ -33,7 +33,7 @@ import numpy as np
 
 from instances.errors import InstanceError, known_fields, number, obj, seq, text
 from instances.lumos import Fabric, OcsConfig, check_wiring_name, int_rows, make_wiring
-from instances.lumos_logical import validate_requirement
+from instances.lumos_logical import check_cross_pod, validate_requirement
 from instances.lumos_size import guard_logical, guard_reconfig
 
 DEFAULT_IOTA = 0.5      # spec 7.10: iota is unspecified in the paper
@@ -50,12 +50,7 @@ def parse_split(rows, fabric: Fabric, field_name: str = "split") -> np.ndarray:
         b = int(bad[0])
         raise InstanceError(f"{field_name}[{b}]", f"{r[b].tolist()} out of range: need 0 <= a, b "
                             f"< {n} (leaves), 0 <= h < {H} (groups), 0 <= count <= k_leaf = {K}")
-    pod = fabric.pod_of_leaf(r[:, :2])
-    same = np.flatnonzero((pod[:, 0] == pod[:, 1]) & (r[:, 3] > 0))
-    if len(same):
-        b = int(same[0])
-        raise InstanceError(f"{field_name}[{b}]", f"leaves {r[b, 0]} and {r[b, 1]} share Pod "
-                            f"{pod[b, 0]} (only cross-Pod paths cross an OCS group)")
+    check_cross_pod(r, fabric, field_name, "only cross-Pod paths cross an OCS group")
     return r
 
 

@@ -1,0 +1,224 @@
+"""Flow-level, event-driven cluster simulator for the LumosCore papers' end-to-end results
+([002] §6.3, [001] §6.3; spec 4.2).
+
+Events: job arrival, job start (after the OCS algorithm's measured time, [001]), job
+completion. Between events every running job's flows hold max-min fair rates per directed
+link (``maxmin.maxmin_rates``, progressive filling); a job's flows are persistent while it
+runs (the fluid view of its repeating collectives). Its speed follows spec 4.2
+[DECISION]: a job with trace running time T progresses at 1 / s trace seconds per second,
+
+    s = (1 - z_ar - z_a2a) + z_ar * CL_ar + z_a2a * CL_a2a,
+
+where CL_c = sum_f w_f / r_f / sum_f w_f / r*_f is the contention level ([002] eq. 10) of
+its class-c flows (c = collective: DP ring and PP, z_ar; c = all-to-all: EP, z_a2a), r*
+the rate on Best (an ideal switch with 1.6 Tb/s ports: the NIC share 1600 / fanout), so
+JRT = T on Best and JRT = T * [(1 - z) + z * CL] under a constant CL (spec 4.2).
+
+Scheduler: strict FIFO ([002] A.11): the queue's head is placed by ``placement`` (greedy
+best fit by default) or waits until GPUs free up; jobs behind it wait too. On an OCS
+fabric the admission runs the controller (requirement, logical topology, OCS
+reconfiguration); the controller is one server: admissions queue for it, and a job starts
+when its admission's algorithm time has passed (JWT includes it, [001]; ``alg_time``
+"none" charges nothing, for runs whose output must not depend on the clock).
+"""
+from __future__ import annotations
+
+import heapq
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from heuristics.lumos_placement import NoPlacement, greedy_placement
+from heuristics.lumos_sim.maxmin import maxmin_rates
+from heuristics.lumos_sim.traffic import Flows, job_flows
+from instances.lumos_placement import PlacementInstance
+
+BEST_GBPS = 1600.0          # Best: ideal switch, 1.6 Tb/s per port (spec 2.12)
+
+
+@dataclass
+class _Running:
+    sim: object               # the SimJob
+    placement: object
+    flows: Flows
+    start: float
+    rem: float                # trace seconds of work left
+    slow: float = 1.0         # current s (wall seconds per trace second)
+    cl: tuple = (1.0, 1.0)    # current (CL_ar, CL_a2a)
+    cl_int: np.ndarray = field(default_factory=lambda: np.zeros(2))   # integral of CL dt
+    last: float = 0.0         # time of the last progress update
+
+
+@dataclass
+class SimResult:
+    jobs: pd.DataFrame        # one row per finished job
+    reconfigs: pd.DataFrame   # one row per OCS reconfiguration
+    stats: dict               # wall time split, event counts, unroutable flows
+
+
+class Simulator:
+    """One architecture (``arch``: a ``architectures.Arch``) running a job list."""
+
+    def __init__(self, arch, alg_time: str = "measured", placement=greedy_placement,
+                 flows=job_flows):
+        if alg_time not in ("measured", "none"):
+            raise ValueError(f"alg_time must be 'measured' or 'none', got {alg_time!r}")
+        self.arch, self.alg_time, self.place, self.flows = arch, alg_time, placement, flows
+        self.cluster = arch.cluster
+
+    # ------------------------------------------------------------------------------------
+    def run(self, jobs) -> SimResult:
+        cl = self.cluster
+        busy = np.zeros(cl.n_gpus, dtype=bool)
+        arrivals = sorted(jobs, key=lambda j: (j.arrival_s, j.id))
+        too_big = [j.id for j in arrivals if j.job.gpus > cl.n_gpus]
+        arrivals = deque(j for j in arrivals if j.job.gpus <= cl.n_gpus)
+        queue: deque = deque()
+        starting: list = []       # heap of (start time, id, _Running)
+        running: dict[int, _Running] = {}
+        done, reconfigs = [], []
+        ctrl_free = 0.0
+        stats = dict(rate_s=0.0, route_s=0.0, admit_s=0.0, events=0, rate_solves=0,
+                     unroutable_max=0, dropped_too_big=len(too_big))
+        t = 0.0
+        dirty = True
+        while arrivals or queue or starting or running:
+            if dirty:
+                self._rates(running, t, stats)
+                dirty = False
+            t_arr = arrivals[0].arrival_s if arrivals else np.inf
+            t_start = starting[0][0] if starting else np.inf
+            t_fin, fin_id = np.inf, None
+            for jid, r in running.items():
+                tf = r.last + r.rem * r.slow
+                if tf < t_fin:
+                    t_fin, fin_id = tf, jid
+            t_new = min(t_arr, t_start, t_fin)
+            if not np.isfinite(t_new):
+                raise RuntimeError(f"simulation stuck at t = {t:.1f} s: {len(queue)} jobs wait "
+                                   f"for GPUs that never free up (head needs "
+                                   f"{queue[0].job.gpus} GPUs)")
+            t = max(t, float(t_new))
+            stats["events"] += 1
+            if t_fin <= t_start and t_fin <= t_arr:          # a completion
+                r = running.pop(fin_id)
+                self._advance(r, t)
+                busy[r.placement.gpus] = False
+                if self.arch.controller is not None:
+                    self.arch.controller.release(fin_id)
+                jrt = t - r.start
+                done.append(dict(job=fin_id, gpus=r.sim.job.gpus, model=r.sim.job.model,
+                                 arrival_s=r.sim.arrival_s, start_s=r.start, finish_s=t,
+                                 trace_s=r.sim.duration_s, jrt_s=jrt,
+                                 jwt_s=r.start - r.sim.arrival_s, jct_s=t - r.sim.arrival_s,
+                                 cl_ar=r.cl_int[0] / jrt if jrt > 0 else 1.0,
+                                 cl_a2a=r.cl_int[1] / jrt if jrt > 0 else 1.0,
+                                 pods=len(r.placement.pods()),
+                                 alg_s=r.placement.meta.get("alg_s", 0.0),
+                                 sharing=r.placement.meta.get("sharing", False)))
+                dirty = True
+            elif t_start <= t_arr:                            # a start after the algorithm
+                _, jid, r = heapq.heappop(starting)
+                r.start = r.last = t
+                running[jid] = r
+                dirty = True
+            else:
+                queue.append(arrivals.popleft())
+            # FIFO admission of the queue's head while it fits
+            while queue:
+                sim = queue[0]
+                try:
+                    p = self.place(PlacementInstance(cl, busy, sim.job))
+                except NoPlacement:
+                    break
+                queue.popleft()
+                busy[p.gpus] = True
+                begin = t
+                if self.arch.controller is not None:
+                    t0 = time.perf_counter()
+                    rec = self.arch.controller.admit(p, sim.id, t)
+                    stats["admit_s"] += time.perf_counter() - t0
+                    if rec is not None:
+                        reconfigs.append(dict(rec.__dict__, job=sim.id))
+                        p.meta["sharing"] = rec.sharing
+                        if self.alg_time == "measured":
+                            begin = max(t, ctrl_free) + rec.wall_s
+                            ctrl_free = begin
+                            p.meta["alg_s"] = rec.wall_s
+                        self.arch.network_changed()
+                        dirty = True
+                run = _Running(sim, p, self.flows(p, sim.id), begin, float(sim.duration_s),
+                               last=begin)
+                if begin > t:
+                    heapq.heappush(starting, (begin, sim.id, run))
+                else:
+                    running[sim.id] = run
+                    dirty = True
+        return SimResult(pd.DataFrame(done), pd.DataFrame(reconfigs), stats)
+
+    # ------------------------------------------------------------------------------------
+    @staticmethod
+    def _advance(r: _Running, t: float) -> None:
+        """Progress of ``r`` up to ``t`` at its current speed."""
+        dt = t - r.last
+        if dt > 0:
+            r.rem = max(0.0, r.rem - dt / r.slow)
+            r.cl_int += dt * np.asarray(r.cl)
+            r.last = t
+
+    def _rates(self, running: dict, t: float, stats: dict) -> None:
+        """Max-min rates of all running flows, then every job's CL and speed."""
+        if not running:
+            return
+        for r in running.values():
+            self._advance(r, t)
+        ids = list(running)
+        fl = Flows.concat([running[j].flows for j in ids])
+        owner = np.repeat(np.arange(len(ids)), [len(running[j].flows.src) for j in ids])
+        net = self.arch.network
+        t0 = time.perf_counter()
+        A, unroutable = net.route_mask(fl.src, fl.dst, fl.key)
+        t1 = time.perf_counter()
+        limit = net.nic_gbps / fl.fanout
+        rates = _merged_rates(A.tocsc(), net.capacity, fl.weight.astype(float), limit)
+        if unroutable.any():
+            # [DECISION] a flow without a path (Uniform wiring with unmet demand and no
+            # two-hop detour) is relayed at a quarter of its NIC share
+            rates[unroutable] = limit[unroutable] / 4
+        stats["route_s"] += t1 - t0
+        stats["rate_s"] += time.perf_counter() - t1
+        stats["rate_solves"] += 1
+        stats["unroutable_max"] = max(stats["unroutable_max"], int(unroutable.sum()))
+        ideal = BEST_GBPS / fl.fanout
+        w = fl.weight.astype(float)
+        key = owner * 2 + fl.cls
+        n = 2 * len(ids)
+        num = np.bincount(key, w / rates, n)
+        den = np.bincount(key, w / ideal, n)
+        cl = np.where(den > 0, num / np.where(den > 0, den, 1), 1.0).reshape(-1, 2)
+        for k, j in enumerate(ids):
+            r = running[j]
+            s = r.sim
+            r.cl = (float(cl[k, 0]), float(cl[k, 1]))
+            r.slow = (1 - s.z_ar - s.z_a2a) + s.z_ar * cl[k, 0] + s.z_a2a * cl[k, 1]
+
+
+def _merged_rates(A: sp.csc_matrix, cap: np.ndarray, w: np.ndarray, limit: np.ndarray
+                  ) -> np.ndarray:
+    """``maxmin_rates`` with identical flows (same links, same limit) merged into one
+    weighted flow: max-min gives identical flows identical rates, so this is exact."""
+    n = A.shape[1]
+    if n == 0:
+        return np.zeros(0)
+    rng = np.random.default_rng(12345)
+    tag = A.T @ rng.random(A.shape[0]) if A.shape[0] else np.zeros(n)
+    keys = np.stack([tag, limit], axis=1)
+    _, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    inv = inv.ravel()
+    wm = np.bincount(inv, w, len(first))
+    r = maxmin_rates(A[:, first], cap, wm, limit[first])
+    return r[inv]

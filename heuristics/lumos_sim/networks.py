@@ -157,6 +157,10 @@ class OcsNetwork(Network):
     """
 
     def __init__(self, cluster: Cluster, R, routes, nic_gbps: float = 1600):
+        """``R``: (H, P, P) realized links (``instances.lumos_check.realized_topology``);
+        ``routes``: L_abh rows (a, b, h, count), an (n, 4) int array or a
+        ``LogicalSolution``. Routing costs O(n_flows * H) plus O(H * P) per Pod pair
+        that needs the two-hop search."""
         fab = cluster.fabric
         self.cluster, self.nic_gbps = cluster, float(nic_gbps)
         H, P, nL = fab.H, fab.pods, fab.n_leaves
@@ -181,7 +185,7 @@ class OcsNetwork(Network):
     def _planned_table(self, routes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """L_abh rows merged per (unordered cross-Pod leaf pair, h), usable ones only:
         (sorted unique pair codes, segment starts, spines h, cumulative counts)."""
-        e = np.asarray(routes, dtype=np.int64).reshape(-1, 4)
+        e = np.asarray(getattr(routes, "entries", routes), dtype=np.int64).reshape(-1, 4)
         nL, H = self._nL, self._H
         a, b, h, c = e.T
         if ((a < 0) | (a >= nL) | (b < 0) | (b >= nL) | (h < 0) | (h >= H)).any() or (c < 0).any():
@@ -222,7 +226,7 @@ class OcsNetwork(Network):
         # probing fallback: direct links, weight R[h, i, j]
         W = self.R[:, pa[rest], pb[rest]].T                       # (n_rest, H)
         cumW = np.cumsum(W, axis=1)
-        direct = cumW[:, -1] > 0 if H else np.zeros(len(rest), bool)
+        direct = cumW[:, -1] > 0
         r = rest[direct]
         tgt = (mix64(key[r], _SALT_DIRECT) % cumW[direct, -1].astype(np.uint64)).astype(np.int64)
         h[r] = (cumW[direct] <= tgt[:, None]).sum(axis=1)

@@ -300,3 +300,17 @@ def test_ocs_routes_match_brute_force(case):
             assert len(w) == 5 and (h, w[2][1]) in two
         caps = net.capacity[col]
         assert np.all(caps > 0)
+
+
+def test_empty_flows_and_logical_solution_input():
+    from instances.lumos_logical import LogicalSolution
+    nets = [BestNetwork(Cluster(FAB, 4)), ClosNetwork(16, 4, 3, 100, gpus_per_server=2),
+            OcsNetwork(Cluster(FAB, 4), R0, LogicalSolution(ROUTES))]
+    for net in nets:
+        A, bad = net.route_mask([], [], [])
+        assert A.shape == (net.n_links, 0) and bad.shape == (0,)
+    a = nets[2].route(np.zeros(50, int), np.full(50, 16), KEYS[:50])
+    b = OcsNetwork(Cluster(FAB, 4), R0, ROUTES).route(np.zeros(50, int), np.full(50, 16), KEYS[:50])
+    assert (a != b).nnz == 0
+    with pytest.raises(ValueError):
+        nets[1].route([0], [16], [0])                   # GPU id out of range

@@ -4,7 +4,7 @@
 (spec 2.10 [DECISION]): arrange the job's TP groups in the PP x DP matrix (A.6,
 ``domain_fill``), each Pod's groups in GPU-id order over that Pod's elements in row-major
 order; PP pairs are vertical neighbours (stage r and r + 1 of a replica), DP pairs are
-neighbours in each stage's ring arranged by generalised eq. (42) (``ring_order``). Each
+neighbours in each stage's ring arranged by generalised eq. (42) (``ring_next``). Each
 distinct unordered cross-Pod leaf pair {a, b} with a PP pair adds ``TP`` to L_ab, with a
 DP pair ``TP / 2``; both add ``TP / 4`` when tau = 1 and a leaf holds one server (units
 rounded down, at least 1). Distinct pairs: flows of different stages and replicas between
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from heuristics.lumos_domains import domain_fill, ring_order
+from heuristics.lumos_domains import domain_fill, ring_next
 from instances.lumos_logical import validate_requirement
 from instances.lumos_placement import Placement
 
@@ -36,34 +36,35 @@ def requirement_units(placement: Placement) -> tuple[int, int]:
     return tp, max(1, tp // 2)
 
 
-def domain_leaves(placement: Placement) -> tuple[np.ndarray, np.ndarray]:
-    """(pod, leaf) of each element of the PP x DP matrix, both (pp, dp): A.6 fill, then
-    each Pod's TP groups (GPU-id order) over its elements in row-major order."""
+def domain_groups(placement: Placement) -> np.ndarray:
+    """(pp, dp) index into ``placement.tp_groups()`` of each element of the PP x DP matrix
+    (row = pipeline stage, column = replica): the A.6 fill (``domain_fill``), then each
+    Pod's TP groups, in GPU-id order, over that Pod's elements in row-major order. The
+    one arrangement shared by the requirement and the simulator's flows."""
     job, cl = placement.job, placement.cluster
-    first = placement.tp_groups()[:, 0]
-    g_pod, g_leaf = cl.pod_of(first), cl.leaf_of(first)      # groups sorted by Pod already
+    g_pod = cl.pod_of(placement.tp_groups()[:, 0])            # groups sorted by Pod already
     pod = domain_fill(np.bincount(g_pod, minlength=cl.fabric.pods), job.pp, job.dp)
     group_of = np.empty(pod.size, dtype=np.int64)
     group_of[np.argsort(pod.ravel(), kind="stable")] = np.arange(pod.size)
-    return pod, g_leaf[group_of].reshape(pod.shape)
+    return group_of.reshape(pod.shape)
+
+
+def domain_leaves(placement: Placement) -> tuple[np.ndarray, np.ndarray]:
+    """(pod, leaf) of each element of the PP x DP matrix, both (pp, dp) (``domain_groups``)."""
+    first = placement.tp_groups()[:, 0][domain_groups(placement)]
+    return placement.cluster.pod_of(first), placement.cluster.leaf_of(first)
 
 
 def job_pairs(placement: Placement) -> tuple[np.ndarray, np.ndarray]:
     """Distinct unordered cross-Pod leaf pairs (a < b) of the job's PP and of its DP traffic,
-    as two (k, 2) arrays."""
+    as two (k, 2) arrays. DP: each stage's ring by generalised eq. (42) (``ring_next``)."""
     pod, leaf = domain_leaves(placement)
     pp_pairs = np.stack([leaf[:-1].ravel(), leaf[1:].ravel()], axis=1)
     pp_cross = (pod[:-1] != pod[1:]).ravel()
-    dp_rows = []
-    if pod.shape[1] > 1:
-        for r in range(pod.shape[0]):
-            if pod[r, 0] == pod[r, -1]:          # the fill gives every row one run per Pod
-                continue
-            o = ring_order(pod[r])
-            a, b = o, np.roll(o, -1)
-            cross = pod[r, a] != pod[r, b]
-            dp_rows.append(np.stack([leaf[r, a[cross]], leaf[r, b[cross]]], axis=1))
-    dp_pairs = np.concatenate(dp_rows) if dp_rows else np.zeros((0, 2), dtype=np.int64)
+    rows = np.arange(pod.shape[0])[:, None]
+    nxt = ring_next(pod)
+    dp_cross = pod != pod[rows, nxt]
+    dp_pairs = np.stack([leaf[dp_cross], leaf[rows, nxt][dp_cross]], axis=1)
 
     def distinct(x):
         return np.unique(np.sort(x, axis=1), axis=0) if len(x) else np.zeros((0, 2), np.int64)

@@ -1,1 +1,1 @@
-"""Flow-level, event-driven LumosCore cluster simulator (issue 16; spec 4.2)."""
+"""LumosCore flow-level, event-driven cluster simulator (spec 4.2, issue 16)."""

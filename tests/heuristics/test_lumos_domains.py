@@ -9,8 +9,8 @@ from hypothesis import strategies as hs
 
 from heuristics.lumos_domains import (alltoall_op, alltoall_pod_clash, bidirectional_links, c_link,
                                       domain_fill, hierarchical_ring_pod_flows,
-                                      hierarchical_ring_rank, ring_allreduce_rank, ring_order,
-                                      ring_pod_flows)
+                                      hierarchical_ring_rank, ring_allreduce_rank, ring_next,
+                                      ring_order, ring_pod_flows)
 
 FAST = settings(max_examples=60, deadline=None)
 
@@ -85,6 +85,31 @@ def test_ring_order_uneven_pods(sizes, seed):
         for p in range(P - 1):
             want[p, p + 1] = want[p + 1, p] = 1
         assert np.array_equal(F, want)
+
+
+def test_ring_next_by_hand():
+    # row 0 is the ring_order case above: ring 0 2 3 5 4 1 (-> 0); row 1 one Pod of 6:
+    # fronts 0 1 2, then backs reversed 5 4 3 (-> 0)
+    nxt = ring_next([[5, 5, 3, 3, 3, 7], [1, 1, 1, 1, 1, 1]])
+    assert nxt.tolist() == [[2, 0, 3, 5, 1, 4], [1, 2, 5, 0, 3, 4]]
+    assert ring_next([[4], [9]]).tolist() == [[0], [0]]
+
+
+@FAST
+@given(rows=hs.integers(1, 5), n=hs.integers(1, 9), seed=hs.integers(0, 2**31))
+def test_ring_next_is_ring_order_per_row(rows, n, seed):
+    """Every row's successors are those of ``ring_order`` of that row, any labels, any
+    interleaving (sorted rows and shuffled ones)."""
+    rng = np.random.default_rng(seed)
+    pod = rng.integers(0, 4, (rows, n)) * 7 - 3
+    if seed % 2:
+        pod = np.sort(pod, axis=1)
+    nxt = ring_next(pod)
+    for r in range(rows):
+        o = ring_order(pod[r])
+        want = np.empty(n, dtype=np.int64)
+        want[o] = np.roll(o, -1)
+        assert np.array_equal(nxt[r], want)
 
 
 @pytest.mark.parametrize("P", range(2, 8))

@@ -25,7 +25,8 @@ import re
 from dataclasses import dataclass
 
 from heuristics.lumos_sim.controller import OcsController
-from heuristics.lumos_sim.networks import BestNetwork, ClosNetwork, OcsNetwork, clos_for
+from heuristics.lumos_sim.clos import ClosNetwork, clos_for
+from heuristics.lumos_sim.networks import BestNetwork, OcsNetwork
 from instances.errors import InstanceError
 from instances.lumos import Fabric
 from instances.lumos_placement import Cluster

@@ -13,6 +13,10 @@ where CL_c = sum_f w_f / r_f / sum_f w_f / r*_f is the contention level ([002] e
 its class-c flows (c = collective: DP ring and PP, z_ar; c = all-to-all: EP, z_a2a), r*
 the rate on Best (an ideal switch with 1.6 Tb/s ports: the NIC share 1600 / fanout), so
 JRT = T on Best and JRT = T * [(1 - z) + z * CL] under a constant CL (spec 4.2).
+[DECISION] The two classes are rated as separate phases (one max-min problem each, all
+jobs' flows of the class together): a job's all-to-all runs inside its layers' compute and
+its DP/PP transfers between them, and pooling them would let the all-to-all's many small
+per-peer flows (NIC share 1600 / (ep - 1)) squeeze a ring flow down to their rate.
 
 Scheduler: strict FIFO ([002] A.11): the queue's head is placed by ``placement`` (greedy
 best fit by default) or waits until GPUs free up; jobs behind it wait too. On an OCS
@@ -184,7 +188,13 @@ class Simulator:
         A, unroutable = net.route_mask(fl.src, fl.dst, fl.key)
         t1 = time.perf_counter()
         limit = net.nic_gbps / fl.fanout
-        rates = _merged_rates(A.tocsc(), net.capacity, fl.weight.astype(float), limit)
+        A = A.tocsc()
+        rates = np.empty(len(limit))
+        for c in (0, 1):                  # each class in its own phase (module docstring)
+            m = np.flatnonzero(fl.cls == c)
+            if len(m):
+                rates[m] = _merged_rates(A[:, m], net.capacity, fl.weight[m].astype(float),
+                                         limit[m])
         if unroutable.any():
             # [DECISION] a flow without a path (Uniform wiring with unmet demand and no
             # two-hop detour) is relayed at a quarter of its NIC share

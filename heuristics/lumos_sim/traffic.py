@@ -12,11 +12,12 @@ step; the simulator rates rows by max-min fairness. Classes (spec 4.2 traffic mo
     (activations forward, gradients backward).
   ``fanout`` = the class-0 rows the source GPU sends (its NIC share).
 * class 1 (``ALLTOALL``): EP (ep > 1). Each GPU sends to the other ep - 1 GPUs of its EP
-  domain (``Placement.ep_domains``), aggregated per (source GPU, destination leaf): one row
-  of ``weight`` = the domain's other GPUs in that leaf, ``dst`` = the lowest of them;
-  ``fanout = ep - 1``. [DECISION, per the simulator brief] destinations on the source's
-  own server are counted too (NVLink is not modelled apart; they join the own-leaf row).
-* TP stays inside a server: no rows.
+  domain (``Placement.ep_domains``) off its own server, aggregated per (source GPU,
+  destination leaf): one row of ``weight`` = the domain's GPUs in that leaf off the
+  source's server, ``dst`` = the lowest of them; ``fanout`` = the source's off-server
+  destinations (its NIC share; NVLink carries the rest).
+* Traffic inside a server (TP, and DP/PP/EP peers on the same server, as for small jobs
+  with tp < 8) rides NVLink: no rows ([002] §6.3: "8 GPUs interconnected via NVLink").
 
 Rows are ordered DP, PP, EP; ``key`` (ECMP hash input) is splitmix64(job_id * 2^32 + row),
 so the routing of a job is a function of (job_id, placement) only.
@@ -120,11 +121,19 @@ def alltoall_rows(placement: Placement) -> tuple[np.ndarray, np.ndarray, np.ndar
     m = runs_in_dom[dom]
     e = np.repeat(np.arange(n), m)
     run = first_run[dom[e]] + np.arange(len(e)) - np.repeat(np.cumsum(m) - m, m)
-    w = run_cnt[run] - (run_of[e] == run)
+    # the source's own server (a run inside its leaf run): NVLink, not a row
+    srv = placement.cluster.server_of(gpu)
+    new_srv = np.ones(n, dtype=bool)
+    new_srv[1:] = (srv[1:] != srv[:-1]) | (dom[1:] != dom[:-1])
+    srv_start = np.flatnonzero(new_srv)
+    srv_end = np.append(srv_start[1:], n)[np.cumsum(new_srv) - 1]   # end of e's server run
+    srv_begin = srv_start[np.cumsum(new_srv) - 1]
+    own = run_of[e] == run
+    w = run_cnt[run] - np.where(own, srv_end[e] - srv_begin[e], 0)
     keep = w > 0
-    e, run, w = e[keep], run[keep], w[keep]
+    e, run, w, own = e[keep], run[keep], w[keep], own[keep]
     d = run_start[run]
-    d = d + (d == e)                                       # skip the source itself
+    d = np.where(own & (d == srv_begin[e]), srv_end[e], d)   # first GPU off the server
     return gpu[e], gpu[d], w
 
 
@@ -135,13 +144,18 @@ def job_flows(placement: Placement, job_id: int) -> Flows:
         raise ValueError(f"job_id must be in [0, 2^32), got {job_id}")
     gpus = placement.gpus
     c_src, c_dst = collective_pairs(placement)
+    server = placement.cluster.server_of
+    off = server(c_src) != server(c_dst)                   # NVLink inside a server
+    c_src, c_dst = c_src[off], c_dst[off]
     sent = np.bincount(np.searchsorted(gpus, c_src), minlength=len(gpus))
     c_fan = sent[np.searchsorted(gpus, c_src)]
     a_src, a_dst, a_w = alltoall_rows(placement)
+    a_fan = np.bincount(np.searchsorted(gpus, a_src), a_w, len(gpus)).astype(np.int64)[
+        np.searchsorted(gpus, a_src)]
     nc, na = len(c_src), len(a_src)
     rows = np.arange(nc + na, dtype=np.uint64)
     key = splitmix64((np.uint64(job_id) << np.uint64(32)) + rows)
     return _make([np.concatenate([c_src, a_src]), np.concatenate([c_dst, a_dst]),
                   np.concatenate([np.ones(nc, np.int64), a_w]),
-                  np.concatenate([c_fan, np.full(na, placement.job.ep - 1)]),
+                  np.concatenate([c_fan, a_fan]),
                   np.repeat(np.array([COLLECTIVE, ALLTOALL], np.int8), [nc, na]), key])

@@ -8,11 +8,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 from heuristics.lumos_requirement import job_pairs
-from heuristics.lumos_sim.traffic import ALLTOALL, COLLECTIVE, Flows, job_flows, splitmix64
+from heuristics.lumos_sim.traffic import (ALLTOALL, COLLECTIVE, Flows, collective_pairs, job_flows,
+                                         splitmix64)
 from instances.lumos import Fabric
 from instances.lumos_placement import Cluster, Job, Placement
 
 M64 = 2 ** 64 - 1
+
+
+def rows_pairs(src, dst) -> list[tuple]:
+    return sorted(zip(np.asarray(src).tolist(), np.asarray(dst).tolist()))
 
 
 def rows(f: Flows, cls: int) -> list[tuple]:
@@ -47,18 +52,18 @@ def test_hand_tp2_pp2_dp2_ep4():
     [[Pod 0, Pod 0], [Pod 1, Pod 1]]: stage 0 = groups [6,7], [8,9]; stage 1 = [16,17],
     [24,25]. DP rings of 2 per stage and lane; PP both ways per replica and lane; every GPU
     sends 1 DP + 1 PP flow (fanout 2). EP domains [6..9], [16,17,24,25]: per source one row
-    to its own leaf (weight 1) and one to the other leaf (weight 2, lowest id)."""
+    to the other leaf (weight 2, lowest id); the own-leaf peer is on the source's server."""
     cl = Cluster(Fabric(2, 8, 4, 2), 2)
     p = Placement(cl, Job(8, tp=2, pp=2, dp=2, ep=4), np.array([6, 7, 8, 9, 16, 17, 24, 25]))
     f = job_flows(p, 3)
     dp = [(6, 8), (8, 6), (7, 9), (9, 7), (16, 24), (24, 16), (17, 25), (25, 17)]
     pp = [(6, 16), (16, 6), (7, 17), (17, 7), (8, 24), (24, 8), (9, 25), (25, 9)]
     assert rows(f, COLLECTIVE) == sorted((a, b, 1, 2) for a, b in dp + pp)
-    ep = [(6, 7, 1), (6, 8, 2), (7, 6, 1), (7, 8, 2), (8, 9, 1), (8, 6, 2), (9, 8, 1),
-          (9, 6, 2), (16, 17, 1), (16, 24, 2), (17, 16, 1), (17, 24, 2), (24, 25, 1),
-          (24, 16, 2), (25, 24, 1), (25, 16, 2)]
-    assert rows(f, ALLTOALL) == sorted((a, b, w, 3) for a, b, w in ep)
-    assert f.cls.tolist() == [0] * 16 + [1] * 16               # DP, PP, then EP
+    # each source's own-leaf peer shares its server (NVLink): only the other leaf's two
+    ep = [(6, 8, 2), (7, 8, 2), (8, 6, 2), (9, 6, 2), (16, 24, 2), (17, 24, 2), (24, 16, 2),
+          (25, 16, 2)]
+    assert rows(f, ALLTOALL) == sorted((a, b, w, 2) for a, b, w in ep)
+    assert f.cls.tolist() == [0] * 16 + [1] * 8                # DP, PP, then EP
 
 
 def test_hand_dp6_ring_three_uneven_pods():
@@ -133,13 +138,15 @@ def ep_oracle(p: Placement) -> list[tuple]:
     out = []
     if p.job.ep == 1:
         return out
+    srv = p.cluster.server_of
     for dom in p.ep_domains().tolist():
         for s in dom:
             by_leaf = {}
             for d in dom:
-                if d != s:
+                if srv(d) != srv(s):                  # same server: NVLink, no row
                     by_leaf.setdefault(int(p.cluster.leaf_of(d)), []).append(d)
-            out += [(s, min(ds), len(ds), p.job.ep - 1) for ds in by_leaf.values()]
+            fan = sum(len(ds) for ds in by_leaf.values())
+            out += [(s, min(ds), len(ds), fan) for ds in by_leaf.values()]
     return sorted(out)
 
 
@@ -152,9 +159,14 @@ def test_random_placements(case):
     n = len(f)
     assert all(len(getattr(f, k)) == n for k in ("dst", "weight", "fanout", "cls", "key"))
     c = f.cls == COLLECTIVE
-    # counts: DP rows pp * tp * dp (dp > 1), PP rows 2 * dp * tp * (pp - 1); class 0 first
+    # all class-0 pairs: DP pp * tp * dp (dp > 1), PP 2 * dp * tp * (pp - 1); the rows are
+    # those off the source's server (NVLink carries the rest), class 0 first
     n_dp = job.pp * job.tp * job.dp if job.dp > 1 else 0
-    assert c.sum() == n_dp + 2 * job.dp * job.tp * (job.pp - 1)
+    ps, pd_ = collective_pairs(p)
+    assert len(ps) == n_dp + 2 * job.dp * job.tp * (job.pp - 1)
+    off = cl.server_of(ps) != cl.server_of(pd_)
+    assert rows_pairs(f.src[c], f.dst[c]) == rows_pairs(ps[off], pd_[off])
+    assert np.all(cl.server_of(f.src) != cl.server_of(f.dst))
     assert np.all(np.diff(f.cls) >= 0)
     # members of the job, no self flows, class-0 rows weight 1 and fanout = rows sent
     assert np.isin(f.src, p.gpus).all() and np.isin(f.dst, p.gpus).all()
@@ -164,9 +176,9 @@ def test_random_placements(case):
     for s in f.src[c].tolist():
         sent[s] += 1
     assert f.fanout[c].tolist() == [sent[s] for s in f.src[c].tolist()]
-    # DP rows: every GPU sends and receives exactly one; each (stage, lane) ring is a cycle
+    # DP pairs: every GPU sends and receives exactly one; each (stage, lane) ring is a cycle
     if n_dp:
-        s, d = f.src[:n_dp], f.dst[:n_dp]
+        s, d = ps[:n_dp], pd_[:n_dp]
         assert np.array_equal(np.sort(s), p.gpus) and np.array_equal(np.sort(d), p.gpus)
         nxt = dict(zip(s.tolist(), d.tolist()))
         start = int(s[0])
@@ -174,11 +186,11 @@ def test_random_placements(case):
         while g != start:
             g, steps = nxt[g], steps + 1
         assert steps == job.dp
-    # EP rows equal the loop oracle; weights per source sum to ep - 1
+    # EP rows equal the loop oracle; weights per source sum to its fanout (off-server peers)
     assert rows(f, ALLTOALL) == ep_oracle(p)
-    if job.ep > 1:
+    if job.ep > 1 and (~c).any():
         tot = np.bincount(np.searchsorted(p.gpus, f.src[~c]), f.weight[~c], len(p.gpus))
-        assert np.all(tot == job.ep - 1)
+        assert np.all(tot[np.searchsorted(p.gpus, f.src[~c])] == f.fanout[~c])
     # cross-Pod leaf pairs of class-0 flows = the requirement's PP and DP pairs (unordered)
     a, b = cl.leaf_of(f.src[c]), cl.leaf_of(f.dst[c])
     cross = cl.pod_of(f.src[c]) != cl.pod_of(f.dst[c])
@@ -202,5 +214,5 @@ def test_large_job_counts():
     assert c.sum() == 16 * 8 * 16 + 2 * 16 * 8 * 15
     assert set(f.fanout[c].tolist()) == {2, 3}                 # end stages 1 DP + 1 PP
     w = np.bincount(f.src[~c] - 1024, f.weight[~c], 2048)
-    assert np.all(w == 63) and np.all(f.fanout[~c] == 63)
+    assert np.all(w == 56) and np.all(f.fanout[~c] == 56)     # 63 peers, 7 on the server
     assert (~c).sum() == 2048 * 2                              # 64 GPUs = 2 leaves of 32

@@ -59,12 +59,15 @@ class _Group:
         self.old = old_out
         self.cap = C.tolist()
         self.cnt = [[0] * self.n for _ in range(self.n)]
+        self.tx_free = np.ones((self.M, self.n), bool)  # numpy mirrors of out/inn < 0
+        self.rx_free = np.ones((self.M, self.n), bool)  # (for _most_constrained)
         self.over: set = set()                          # pairs that were above C at some time
         self.n_kept = 0                                 # circuits at their old place
         self.log: list | None = None                    # undo journal (see ``mark``)
 
     def put(self, m, s, t):
         self.out[m][s], self.inn[m][t] = t, s
+        self.tx_free[m, s] = self.rx_free[m, t] = False
         self.cnt[s][t] += 1
         self.cnt[t][s] += 1
         self.n_kept += self.old[m][s] == t
@@ -75,6 +78,7 @@ class _Group:
 
     def drop(self, m, s, t):
         self.out[m][s], self.inn[m][t] = -1, -1
+        self.tx_free[m, s] = self.rx_free[m, t] = True
         self.cnt[s][t] -= 1
         self.cnt[t][s] -= 1
         self.n_kept -= self.old[m][s] == t
@@ -152,7 +156,7 @@ class _Group:
                     tick += 1
                     mv = (m, s, t, ej, drops)
                     if ej is None:                      # complete: the best from this state
-                        dmg = 0 if damage is None else damage[0][m][s] + damage[1][m][t]
+                        dmg = 0 if damage is None else int(damage[0][m, s] + damage[1][m, t])
                         if done is None or (c, dmg) < done[0]:
                             done = ((c, dmg), (path, mv))
                         continue
@@ -340,22 +344,21 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
     return list(X)
 
 
-def _most_constrained(g: _Group, units: list, rng=None, direct_first: bool = False
-                      ) -> tuple[int, int, tuple]:
-    """Pop the unit with the fewest places where both ports are free (excess copies
-    count as free); if it has one, also the place that blocks the fewest places of the
-    other units, as a move (m, s, t, None, dropped excess copies), else the number of
-    the units' places on each Tx and Rx port (use_tx, use_rx), to break ties of chains."""
-    out, inn = np.array(g.out), np.array(g.inn)
-    M, n = out.shape
-    FO, FI = out < 0, inn < 0                          # a port held by an excess copy
+def _most_constrained(g: _Group, units: np.ndarray, rng=None, direct_first: bool = False
+                      ) -> tuple[int, tuple]:
+    """The index k of the unit (row of the (U, 2) array ``units``) with the fewest places
+    where both ports are free (excess copies count as free); if it has one, also the
+    place that blocks the fewest places of the other units, as a move (m, s, t, None,
+    dropped excess copies), else the number of the units' places on each Tx and Rx port
+    ((M, n) arrays use_tx, use_rx), to break ties of chains."""
+    FO, FI = g.tx_free.copy(), g.rx_free.copy()        # a port held by an excess copy
+    M, n = FO.shape
     for x, y in g.excess_pairs():                       # (pair above C) counts as free
         for m in range(M):
             for s, t in ((x, y), (y, x)):
                 if g.out[m][s] == t:
                     FO[m, s] = FI[m, t] = True
-    u = np.array(units)
-    ua, ub = u[:, 0], u[:, 1]
+    ua, ub = units[:, 0], units[:, 1]
     fwd, rev = FO[:, ua] & FI[:, ub], FO[:, ub] & FI[:, ua]      # (M, U)
     n_places = fwd.sum(0) + rev.sum(0)
     pri = np.where(n_places > 0, n_places, 1 << 20) if direct_first else n_places
@@ -363,7 +366,7 @@ def _most_constrained(g: _Group, units: list, rng=None, direct_first: bool = Fal
         k = int(np.argmin(pri))
     else:
         k = int(rng.choice(np.flatnonzero(pri == pri.min())))
-    a, b = units.pop(k)
+    a, b = int(ua[k]), int(ub[k])
     use_tx = np.zeros(M * n, np.int64)                 # other units' places on each port
     use_rx = np.zeros(M * n, np.int64)
     for d, src, dst in ((fwd, ua, ub), (rev, ub, ua)):
@@ -372,7 +375,7 @@ def _most_constrained(g: _Group, units: list, rng=None, direct_first: bool = Fal
         use_rx += np.bincount(m_ * n + dst[k_], minlength=M * n)
     use_tx, use_rx = use_tx.reshape(M, n), use_rx.reshape(M, n)
     if n_places[k] == 0:
-        return a, b, (use_tx.tolist(), use_rx.tolist())
+        return k, (use_tx, use_rx)
     best = None
     for m in range(M):
         for s, t, ok in ((a, b, fwd[m, k]), (b, a, rev[m, k])):
@@ -387,20 +390,23 @@ def _most_constrained(g: _Group, units: list, rng=None, direct_first: bool = Fal
             if len(drops) == 2 and {drops[0][1], drops[0][2]} == {drops[1][1], drops[1][2]} \
                     and g.cnt[s][o] - 2 < g.cap[s][o]:
                 continue                                # both copies of one pair: not both excess
-            key = (-(g.old[m][s] == t), len(drops), use_tx[m, s] + use_rx[m, t],
+            key = (-(g.old[m][s] == t), len(drops), int(use_tx[m, s] + use_rx[m, t]),
                    0 if rng is None else rng.random())
             if best is None or key < best[0]:
                 best = (key, (m, s, t, None, tuple(drops)))
-    return a, b, (use_tx.tolist(), use_rx.tolist()) if best is None else best[1]
+    return k, (use_tx, use_rx) if best is None else best[1]
 
 
 def _insert(g: _Group, units: list, max_states: int, rng=None, direct_first=False,
             deadline=None) -> bool:
     """Step 2 for the ``units`` (pairs) not placed yet."""
-    while units:
+    u = np.array(units, dtype=np.int64).reshape(-1, 2)
+    while len(u):
         if deadline is not None and time.monotonic() > deadline:
-            return all(g.place(a, b, GUARD_STATES) for a, b in units)   # time guard
-        a, b, spot = _most_constrained(g, units, rng, direct_first)
+            return all(g.place(a, b, GUARD_STATES) for a, b in u.tolist())   # time guard
+        k, spot = _most_constrained(g, u, rng, direct_first)
+        a, b = u[k].tolist()
+        u = np.delete(u, k, axis=0)
         if len(spot) == 5:
             g.apply([spot])
         elif not g.place(a, b, max_states, damage=spot):

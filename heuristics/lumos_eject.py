@@ -45,15 +45,41 @@ import time
 
 import numpy as np
 
-GUARD_STATES = 0            # chain search bound once the deadline has passed (Konig only)
+GUARD_STATES = 0            # chain search bound once the budget is spent (Konig only)
+SELECT_WORK = (4, 256)      # a most-constrained selection of U units: 4 + M (U + n) / 256
+
+
+class Work:
+    """The deterministic work budget of the ejection chains of one group, shared by its
+    runs (restarts), in chain-search states expanded (each O(K) moves in Python, about
+    12 us at P = 128): one per state, one per re-keep attempt, and per most-constrained
+    selection of U units (numpy over (M, U) and (M, n) arrays) 4 + M (U + n) / 256,
+    measured to take about as long (decision: a unit proportional to time that costs
+    nothing to count and does not depend on the machine); ``spent`` once
+    ``used`` reaches ``limit`` (None: unlimited) or, only when a user time limit set
+    ``deadline`` (a time.monotonic() value), once that has passed."""
+
+    __slots__ = ("limit", "used", "deadline")
+
+    def __init__(self, limit: int | None = None, deadline: float | None = None):
+        self.limit, self.used, self.deadline = limit, 0, deadline
+
+    def charge(self, n: int) -> None:
+        self.used += n
+
+    @property
+    def spent(self) -> bool:
+        return (self.limit is not None and self.used >= self.limit) or \
+            (self.deadline is not None and time.monotonic() > self.deadline)
 
 
 class _Group:
     """Assignment of one group: out[m][s] = t, inn[m][t] = s (-1 = port free); cnt[a][b]
     = circuits placed between Pods a and b (both directions), cap[a][b] = C_ab."""
 
-    def __init__(self, C: np.ndarray, old_out: list[list[int]]):
+    def __init__(self, C: np.ndarray, old_out: list[list[int]], work: Work | None = None):
         self.n, self.M = C.shape[0], len(old_out)
+        self.work = Work() if work is None else work
         self.out = [[-1] * self.n for _ in range(self.M)]
         self.inn = [[-1] * self.n for _ in range(self.M)]
         self.old = old_out
@@ -115,6 +141,7 @@ class _Group:
         while heap:
             cost, depth, _, a, b, ban, path = heapq.heappop(heap)
             if a < 0:                                   # a complete chain
+                self.work.charge(states)
                 return cost, _unwind(path)
             key = (a, b) if ban is None else ban
             if seen.get(key, 0) >= visits:
@@ -163,7 +190,9 @@ class _Group:
                     c += old[m][ej[1]] == ej[2]
                     heapq.heappush(heap, (c, depth + 1, tick, ej[1], ej[2], ej, (path, mv)))
             if done is not None:                        # first completion found (best-first
-                return done[0][0], _unwind(done[1])     # on cost so far, not the optimum)
+                self.work.charge(states)                # on cost so far, not the optimum)
+                return done[0][0], _unwind(done[1])
+        self.work.charge(states)
         return None
 
     def kempe(self, p: int, q: int):
@@ -305,14 +334,15 @@ def _overrides(path, n: int):
 
 def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
                      rounds: int = 2, seed: int | None = None, direct_first: bool = False,
-                     rekeep_states: int = 1000, deadline: float | None = None
+                     rekeep_states: int = 1000, work: Work | None = None
                      ) -> list[np.ndarray] | None:
     """Split the undirected C (P x P, degree <= 2 * len(old)) over the even OCSes whose old
     0/1 matrices are ``old`` (M, P, P), choosing orientation and OCS per unit; returns M
     directed partial permutations with sum X + X^T = C, or None if a unit found no place
     (then use another assignment). ``max_states``/``rekeep_states``: bound of each chain
     search in steps 2/4; ``rounds``: passes of step 4; ``seed``/``direct_first``: the
-    insertion order; ``deadline``: the time guard of the module docstring."""
+    insertion order; ``work``: the work budget of the module docstring (None: unlimited;
+    share one Work between the runs of a group)."""
     C = np.asarray(C, dtype=np.int64)
     old = np.asarray(old, dtype=np.int64)
     M, n = old.shape[0], old.shape[1]
@@ -320,7 +350,7 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
     for m in range(M):
         r, c = np.nonzero(old[m])
         old_out[m, r] = c
-    g = _Group(C, old_out.tolist())
+    g = _Group(C, old_out.tolist(), work)
     for m in range(M):                                  # 1. keep (excess copies too)
         for s, t in enumerate(g.old[m]):
             if t >= 0 and C[s, t] > 0:
@@ -331,11 +361,11 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
     rng = None if seed is None else np.random.default_rng(seed)
     if rng is not None:
         units = [units[k] for k in rng.permutation(len(units))]
-    if not _insert(g, units, max_states, rng, direct_first, deadline):    # 2. insert
+    if not _insert(g, units, max_states, rng, direct_first):    # 2. insert
         return None
     _drop_excess(g)                                     # 3.
     if improve:
-        _rekeep(g, rekeep_states, rounds, deadline)     # 4.
+        _rekeep(g, rekeep_states, rounds)     # 4.
     X = np.zeros((M, n, n), dtype=np.int64)
     for m in range(M):
         for s, t in enumerate(g.out[m]):
@@ -397,13 +427,13 @@ def _most_constrained(g: _Group, units: np.ndarray, rng=None, direct_first: bool
     return k, (use_tx, use_rx) if best is None else best[1]
 
 
-def _insert(g: _Group, units: list, max_states: int, rng=None, direct_first=False,
-            deadline=None) -> bool:
+def _insert(g: _Group, units: list, max_states: int, rng=None, direct_first=False) -> bool:
     """Step 2 for the ``units`` (pairs) not placed yet."""
     u = np.array(units, dtype=np.int64).reshape(-1, 2)
     while len(u):
-        if deadline is not None and time.monotonic() > deadline:
-            return all(g.place(a, b, GUARD_STATES) for a, b in u.tolist())   # time guard
+        if g.work.spent:                                # the budget: Konig in list order
+            return all(g.place(a, b, GUARD_STATES) for a, b in u.tolist())
+        g.work.charge(SELECT_WORK[0] + g.M * (len(u) + g.n) // SELECT_WORK[1])
         k, spot = _most_constrained(g, u, rng, direct_first)
         a, b = u[k].tolist()
         u = np.delete(u, k, axis=0)
@@ -423,7 +453,7 @@ def _drop_excess(g: _Group) -> None:
                     g.drop(m, s, t)
 
 
-def _rekeep(g: _Group, rekeep_states: int, rounds: int = 2, deadline=None) -> None:
+def _rekeep(g: _Group, rekeep_states: int, rounds: int = 2) -> None:
     """Step 4: return lost old circuits to their old place when that keeps more."""
     for _ in range(rounds):
         improved = False
@@ -434,8 +464,9 @@ def _rekeep(g: _Group, rekeep_states: int, rounds: int = 2, deadline=None) -> No
                 spot = _loose_copy(g, s, t)
                 if spot is None:
                     continue
-                if deadline is not None and time.monotonic() > deadline:
+                if g.work.spent:
                     return
+                g.work.charge(1)
                 before = g.n_kept
                 g.mark()
                 g.drop(*spot)

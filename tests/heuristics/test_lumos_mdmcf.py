@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from heuristics.lumos_eject import eject_connection
+from heuristics.lumos_eject import Work, eject_connection
 from heuristics.lumos_reconfig import itv_configure, old_even, split_group
 from instances.lumos import Fabric, OcsConfig, ReconfigInstance
 from instances.lumos_check import check_config
@@ -136,8 +136,8 @@ def test_parallel_groups_match_serial():
     seq = topology_sequence(fab, 2, "rings", churn=0.3, seed=7)
     old = itv_configure(ReconfigInstance(fab, seq[0], "cross"))
     inst = ReconfigInstance(fab, seq[1], "cross", old)
-    assert np.array_equal(itv_configure(inst, workers=1, eject_time=None).perm,
-                          itv_configure(inst, workers=2, eject_time=None).perm)
+    assert np.array_equal(itv_configure(inst, workers=1).perm,
+                          itv_configure(inst, workers=2).perm)
 
 
 def _random_old(fab, seed, fill=0.7):
@@ -169,23 +169,24 @@ def test_mdmcf_never_worse_on_eq7_with_non_mirrored_old(P, K, seed, kind):
     assert new["rewiring"] <= base["rewiring"]
 
 
-def test_time_guard_still_realizes():
-    """With a deadline already passed, eject places every unit by the Konig fallback and
-    MDMCF still returns a checked configuration, never worse than without ejection chains."""
+def test_spent_budget_still_realizes():
+    """With the work budget spent from the start, eject places every unit by the Konig
+    fallback and MDMCF still returns a checked configuration, never worse than without
+    ejection chains."""
     fab = Fabric(12, 2, 8, 1)
     seq = topology_sequence(fab, 2, "rings", churn=0.5, seed=2)
     old = itv_configure(ReconfigInstance(fab, seq[0], "cross"))
     inst = ReconfigInstance(fab, seq[1], "cross", old)
     for h in range(fab.H):
-        parts = eject_connection(seq[1][h], old_even(inst, h), deadline=0.0)
+        parts = eject_connection(seq[1][h], old_even(inst, h), work=Work(0))
         assert parts is not None and _realizes(parts, seq[1][h])
-    (bad, m), (_, m0) = (check_config(inst, itv_configure(inst, eject_time=1e-9, eject=e))
+    (bad, m), (_, m0) = (check_config(inst, itv_configure(inst, eject_work=1e-9, eject=e))
                          for e in (True, False))
     assert not bad and m["rewiring"] <= m0["rewiring"]
 
 
 def _in_daemon(q, inst):
-    q.put(itv_configure(inst, workers=2, eject_time=None).perm)
+    q.put(itv_configure(inst, workers=2).perm)
 
 
 def test_mdmcf_inside_daemonic_worker():
@@ -201,7 +202,7 @@ def test_mdmcf_inside_daemonic_worker():
     perm = q.get(timeout=60)
     proc.join(timeout=60)
     assert proc.exitcode == 0
-    assert np.array_equal(perm, itv_configure(inst, workers=1, eject_time=None).perm)
+    assert np.array_equal(perm, itv_configure(inst, workers=1).perm)
 
 
 def test_workers_option_and_pool_fallback(monkeypatch):
@@ -216,20 +217,20 @@ def test_workers_option_and_pool_fallback(monkeypatch):
     run = problem("lumos-reconfig").methods["itv-mdmcf"].run
     with pytest.raises(OptionError, match="workers"):
         run(inst, RunConfig(options={"workers": -3}))
-    serial = itv_configure(inst, workers=1, eject_time=None).perm
+    serial = itv_configure(inst, workers=1).perm
 
     def no_pool(*a, **k):
         raise OSError("no semaphores here")
     monkeypatch.setattr(rc, "ProcessPoolExecutor", no_pool)
-    out = run(inst, RunConfig(threads=1, options={"workers": 2, "eject_time": 0}))
+    out = run(inst, RunConfig(threads=1, options={"workers": 2}))
     assert np.array_equal(out.solution.perm, serial)
     assert not check_config(first, itv_configure(first, workers=2))[0]
 
     def failing_pool(*a, **k):
         raise AssertionError("pool creation attempted")
-    assert np.array_equal(itv_configure(inst, workers=2, eject_time=None).perm, serial)
+    assert np.array_equal(itv_configure(inst, workers=2).perm, serial)
     monkeypatch.setattr(rc, "ProcessPoolExecutor", failing_pool)
-    assert np.array_equal(itv_configure(inst, workers=2, eject_time=None).perm, serial)
+    assert np.array_equal(itv_configure(inst, workers=2).perm, serial)
 
 
 def test_large_fabric_path_checks():
@@ -238,7 +239,7 @@ def test_large_fabric_path_checks():
     seq = topology_sequence(fab, 2, "rings", churn=0.3, seed=1)
     old = itv_configure(ReconfigInstance(fab, seq[0], "cross"))
     inst = ReconfigInstance(fab, seq[1], "cross", old)
-    conf = itv_configure(inst, workers=2, eject_time=None)
+    conf = itv_configure(inst, workers=2)
     bad, m = check_config(inst, conf)
     assert not bad
-    assert np.array_equal(conf.perm, itv_configure(inst, workers=1, eject_time=None).perm)
+    assert np.array_equal(conf.perm, itv_configure(inst, workers=1).perm)

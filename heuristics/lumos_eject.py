@@ -340,18 +340,12 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
     0/1 matrices are ``old`` (M, P, P), choosing orientation and OCS per unit; returns M
     directed partial permutations with sum X + X^T = C, or None if a unit found no place
     (then use another assignment). ``max_states``/``rekeep_states``: bound of each chain
-    search in steps 2/4; ``rounds``: passes of step 4; ``seed``/``direct_first``: the
-    insertion order; ``work``: the work budget of the module docstring (None: unlimited;
-    share one Work between the runs of a group)."""
+    search in steps 2/4; ``rounds``: passes of step 4 (``improve``); ``seed``/``direct_first``: the insertion order; ``work``:
+    the work budget of the module docstring (None: unlimited; share one Work between the
+    runs of a group)."""
     C = np.asarray(C, dtype=np.int64)
-    old = np.asarray(old, dtype=np.int64)
-    M, n = old.shape[0], old.shape[1]
-    old_out = np.full((M, n), -1, dtype=np.int64)
-    for m in range(M):
-        r, c = np.nonzero(old[m])
-        old_out[m, r] = c
-    g = _Group(C, old_out.tolist(), work)
-    for m in range(M):                                  # 1. keep (excess copies too)
+    g = _new_group(C, old, work)
+    for m in range(g.M):                                # 1. keep (excess copies too)
         for s, t in enumerate(g.old[m]):
             if t >= 0 and C[s, t] > 0:
                 g.put(m, s, t)
@@ -365,12 +359,25 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
         return None
     _drop_excess(g)                                     # 3.
     if improve:
-        _rekeep(g, rekeep_states, rounds)     # 4.
-    X = np.zeros((M, n, n), dtype=np.int64)
+        _rekeep(g, rekeep_states, rounds)               # 4.
+    return _matrices(g)
+
+
+def _new_group(C: np.ndarray, old, work: Work | None) -> _Group:
+    old = np.asarray(old, dtype=np.int64)
+    M, n = old.shape[0], old.shape[1]
+    old_out = np.full((M, n), -1, dtype=np.int64)
     for m in range(M):
-        for s, t in enumerate(g.out[m]):
-            if t >= 0:
-                X[m, s, t] = 1
+        r, c = np.nonzero(old[m])
+        old_out[m, r] = c
+    return _Group(C, old_out.tolist(), work)
+
+
+def _matrices(g: _Group) -> list[np.ndarray]:
+    X = np.zeros((g.M, g.n, g.n), dtype=np.int64)
+    for m in range(g.M):
+        s = np.flatnonzero(g.tx_free[m] == 0)
+        X[m, s, np.array(g.out[m])[s]] = 1
     return list(X)
 
 

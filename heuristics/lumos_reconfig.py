@@ -116,7 +116,7 @@ def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: b
     parts = find_connection(A, old)
     if aware:                           # MDMCF: the cheapest of all candidates
         odd = np.transpose(old, (0, 2, 1)) if old_odd is None else old_odd
-        best = _rewiring(parts, old, odd)
+        best, floor = _rewiring(parts, old, odd), group_bound(C_h, old, odd)
         cands = [lambda: kempe_connection(A, old)]
         P = len(C_h)
         runs = eject_runs(P, default_restarts(P) if restarts is None else restarts) \
@@ -132,9 +132,23 @@ def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: b
                 cost = _rewiring(alt, old, odd)
                 if cost < best:
                     parts, best = alt, cost
-            if best == 0:
-                break
+            if best <= floor:
+                break                   # optimal: no other candidate can rewire less
     return pair_refine(parts, old, deadline=deadline) if refine else parts
+
+
+def group_bound(C_h: np.ndarray, old: np.ndarray, old_odd: np.ndarray) -> int:
+    """A lower bound on eq. (7) for one group. Entry (m, i, j) costs |x - u| + |x - v|
+    with x = X_m[i, j], u = old[m, i, j], v = old_odd[m, j, i]: 2 (1 - x) on an old link
+    (u = v = 1), 1 whatever x on an old one-way circuit (u != v), 2 x on an empty entry;
+    the pair {i, j} has C_ij links over its entries, so at least R_ij - C_ij old links
+    are lost and C_ij - R_ij - W_ij links go on empty entries (R, W: old links and
+    one-way circuits of the pair)."""
+    v = np.transpose(old_odd, (0, 2, 1))
+    link, oneway = (old * v).sum(axis=0), (old != v).sum(axis=0)
+    R, W = link + link.T, oneway + oneway.T
+    lost = np.maximum(R - C_h, 0) + np.maximum(C_h - R - W, 0)
+    return int(oneway.sum() + np.triu(lost, 1).sum() * 2)
 
 
 def _rewiring(parts, old, old_odd) -> int:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from heuristics.lumos_eject import Work, eject_connection
-from heuristics.lumos_reconfig import itv_configure, old_even, split_group
+from heuristics.lumos_reconfig import group_bound, itv_configure, old_even, split_group
 from instances.lumos import Fabric, OcsConfig, ReconfigInstance
 from instances.lumos_check import check_config
 from instances.lumos_workloads import job_sequence, random_topology, topology_sequence
@@ -44,7 +44,7 @@ CASES = [((8, 2, 16, 1), kind, seed) for kind in ("jobs", "rings") for seed in r
 
 @pytest.fixture(scope="module")
 def mdmcf_vs_ilp():
-    """Per step: (MDMCF rewiring, ITV-ILP optimum, ITV-ILP status)."""
+    """Per step: (MDMCF rewiring, ITV-ILP optimum, ITV-ILP status, sum of group_bound)."""
     ilp = problem("lumos-reconfig").methods["itv-ilp"]
     rows = []
     for dims, kind, seed in CASES:
@@ -52,18 +52,43 @@ def mdmcf_vs_ilp():
             bad, m = check_config(inst, conf)
             assert not bad, bad[:3]                         # independent checker
             res = ilp.run(inst, RunConfig(backend="highs")).solver
-            rows.append((m["rewiring"], res.objective, res.status))
+            floor = sum(group_bound(inst.C[h], old_even(inst, h), old_even(inst, h, 1))
+                        for h in range(inst.fabric.H))
+            rows.append((m["rewiring"], res.objective, res.status, floor))
     return rows
 
 
 def test_mdmcf_never_below_ilp_optimum(mdmcf_vs_ilp):
-    assert all(status == "optimal" for _, _, status in mdmcf_vs_ilp)
-    assert all(r >= opt - 1e-6 for r, opt, _ in mdmcf_vs_ilp)
+    assert all(status == "optimal" for _, _, status, _ in mdmcf_vs_ilp)
+    assert all(r >= opt - 1e-6 for r, opt, _, _ in mdmcf_vs_ilp)
+
+
+def test_group_bound_below_ilp_optimum(mdmcf_vs_ilp):
+    """group_bound (MDMCF stops a group's candidates there) is a valid lower bound, and
+    tight on some steps (where it saves the restarts)."""
+    assert all(floor <= opt + 1e-6 for _, opt, _, floor in mdmcf_vs_ilp)
+    assert any(floor == r for r, _, _, floor in mdmcf_vs_ilp)
+
+
+def test_group_bound_by_hand():
+    """P = 3, one OCS pair. Old link {0, 1} (0 -> 1 even, 1 -> 0 odd), new C = {1, 2}: the
+    old link goes (2 circuits) and the new one comes (2): 4. Old one-way circuit 0 -> 1
+    (even only), C = {0, 1}: 0 -> 1 reuses it and adds 1 -> 0 on the odd OCS: 1."""
+    U = np.zeros((1, 3, 3), int)
+    U[0, 0, 1] = 1
+    V = np.transpose(U, (0, 2, 1)).copy()
+    C = np.zeros((3, 3), int)
+    C[1, 2] = C[2, 1] = 1
+    assert group_bound(C, U, V) == 4
+    C2 = np.zeros((3, 3), int)
+    C2[0, 1] = C2[1, 0] = 1
+    assert group_bound(C2, U, np.zeros_like(U)) == 1
+    assert group_bound(C2, U, V) == 0
 
 
 def test_mdmcf_within_factor_of_ilp(mdmcf_vs_ilp):
-    total = sum(r for r, _, _ in mdmcf_vs_ilp)
-    opt = sum(o for _, o, _ in mdmcf_vs_ilp)
+    total = sum(r for r, _, _, _ in mdmcf_vs_ilp)
+    opt = sum(o for _, o, _, _ in mdmcf_vs_ilp)
     assert opt > 0
     assert total <= FACTOR * opt, f"MDMCF {total} vs ITV-ILP {opt}: {total / opt:.4f}x"
 
@@ -167,6 +192,8 @@ def test_mdmcf_never_worse_on_eq7_with_non_mirrored_old(P, K, seed, kind):
                                 for e in (True, False))
     assert not bad and not bad0
     assert new["rewiring"] <= base["rewiring"]
+    assert sum(group_bound(C[h], old_even(inst, h), old_even(inst, h, 1))
+               for h in range(fab.H)) <= new["rewiring"]        # a lower bound, any old
 
 
 def test_spent_budget_still_realizes():

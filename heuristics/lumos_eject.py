@@ -31,12 +31,14 @@ that order of decisions. This module decides orientation and OCS together:
    re-inserted by chains; the move stays only if more old circuits are kept.
 
 Each search expands at most ``max_states`` states of O(K) moves each (bounded local
-search), so the whole is polynomial. Time guard (``deadline``, a time.monotonic()
-value): once it has passed, the remaining units are placed in list order (no most-
+search), so the whole is polynomial. Work budget (``work``, a :class:`Work` shared by the
+runs of a group; it replaces a wall-clock guard whose results depended on the machine's
+load): once it is spent, the remaining units are placed in list order (no most-
 constrained selection, whose cost grows with the square of the number of units) by
 chains of at most ``GUARD_STATES`` states, 0 = the Konig fallback alone (short chains
-in list order rewired more in a trial at P = 128), and step 4 is skipped or stopped. If a unit cannot be placed (not expected) the
-function returns None and MDMCF uses its other assignments.
+in list order rewired more in a trial at P = 128), and step 4 is skipped or stopped. If
+a unit cannot be placed (not expected) the function returns None and MDMCF uses its
+other assignments.
 """
 from __future__ import annotations
 

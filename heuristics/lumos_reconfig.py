@@ -17,19 +17,26 @@ Per OCS group h, independently (spec 2.3, 2.5):
    so MDMCF never rewires more than steps 2-3 alone. Default restarts: 5 at P <= 16, 1
    at 17 <= P <= 32, none above; for speed at P >= 64 units with a free place go first
    (``direct_first``) and the final re-keep pass of lumos_eject runs only at P < 64
-   (its cost grows with the number of lost circuits). Time guard: the ejection chains
-   of one reconfiguration stop ``eject_time`` seconds (default 2 s, the target) after
-   it starts, the groups sharing that time in order (group h's deadline is its
-   process's share so far); past its deadline a group's eject run places the remaining
-   units by the Konig swap only (no chain search, no re-keep) and no further restart
-   starts, so the group keeps the best of FindConnection / keep-and-insert / that run.
-   When the guard fires the result depends on machine speed and load (``eject_time``
-   None or option 0: no guard, deterministic).
-   Its time at P = 128 (32k GPUs) depends on the churn: under 2 s per reconfiguration
-   on the benchmark's churn, longer on heavy churn; ``eject_time`` caps the ejection
-   chains (benchmarks/lumos_reconfig.py measures both, results/lumos_reconfig.md);
+   (its cost grows with the number of lost circuits). A group stops trying candidates
+   once one meets :func:`group_bound`, a lower bound on its eq. (7). Work budget: the
+   ejection chains of a group may do ``eject_work`` units of work (heuristics.lumos_eject
+   .Work: chain states, selections, re-keep attempts; about 12 us each at P = 128) per
+   OCS port (P K) and run, default 4; once spent, the group's eject run places the
+   remaining units by the Konig swap only (no chain search, no re-keep) and no further
+   restart starts, so the group keeps the best of FindConnection / keep-and-insert / its
+   runs. The budget is the same for every group, so the result does not depend on the
+   machine, its load, the number of workers or their order of completion (decision: it
+   replaces the earlier 2 s wall-clock guard, whose results changed with the load,
+   issue 17). On the benchmark's churn at P = 128 (32k GPUs) the budget is not reached
+   (the result is the unlimited one, under 2 s per reconfiguration on 2 cores); on full
+   ring churn it cuts the chains to about a third. A user's --time-limit
+   (``time_limit``) still ends the chains the same way, shared by the groups in order;
+   only then does the result depend on the clock;
 5. odd OCS 2m+1 = transpose of even OCS 2m (the mirror of Cross Wiring);
-6. optionally (``refine``, an addition) pairwise re-optimization (heuristics.lumos_refine).
+6. optionally (``refine``, an addition) pairwise re-optimization (heuristics.lumos_refine):
+   its work is bounded by 3 rounds of M (M - 1) pair moves, so it needs no work budget;
+   its clock (``time_budget``) comes only from user settings (option ``refine_budget``,
+   --time-limit), none by default.
 
 Groups are independent (spec 2.4); with ``workers`` > 1 and a large fabric they are
 solved in that many processes (serially inside a daemonic process such as a Dask or

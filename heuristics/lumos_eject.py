@@ -88,14 +88,16 @@ class _Group:
         self.cap = C.tolist()
         self.cnt = [[0] * self.n for _ in range(self.n)]
         self.tx_free = np.ones((self.M, self.n), bool)  # numpy mirrors of out/inn < 0
-        self.rx_free = np.ones((self.M, self.n), bool)  # (for _most_constrained)
+        self.rx_free = np.ones((self.M, self.n), bool)  # (for _most_constrained, step 2)
+        self.track = True                               # keep them up to date
         self.over: set = set()                          # pairs that were above C at some time
         self.n_kept = 0                                 # circuits at their old place
         self.log: list | None = None                    # undo journal (see ``mark``)
 
     def put(self, m, s, t):
         self.out[m][s], self.inn[m][t] = t, s
-        self.tx_free[m, s] = self.rx_free[m, t] = False
+        if self.track:
+            self.tx_free[m, s] = self.rx_free[m, t] = False
         self.cnt[s][t] += 1
         self.cnt[t][s] += 1
         self.n_kept += self.old[m][s] == t
@@ -106,7 +108,8 @@ class _Group:
 
     def drop(self, m, s, t):
         self.out[m][s], self.inn[m][t] = -1, -1
-        self.tx_free[m, s] = self.rx_free[m, t] = True
+        if self.track:
+            self.tx_free[m, s] = self.rx_free[m, t] = True
         self.cnt[s][t] -= 1
         self.cnt[t][s] -= 1
         self.n_kept -= self.old[m][s] == t
@@ -359,6 +362,7 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
         units = [units[k] for k in rng.permutation(len(units))]
     if not _insert(g, units, max_states, rng, direct_first):    # 2. insert
         return None
+    g.track = False                                     # the masks are for step 2 only
     _drop_excess(g)                                     # 3.
     if improve:
         _rekeep(g, rekeep_states, rounds)               # 4.
@@ -377,9 +381,8 @@ def _new_group(C: np.ndarray, old, work: Work | None) -> _Group:
 
 def _matrices(g: _Group) -> list[np.ndarray]:
     X = np.zeros((g.M, g.n, g.n), dtype=np.int64)
-    for m in range(g.M):
-        s = np.flatnonzero(g.tx_free[m] == 0)
-        X[m, s, np.array(g.out[m])[s]] = 1
+    m, s = np.nonzero(np.array(g.out) >= 0)
+    X[m, s, np.array(g.out)[m, s]] = 1
     return list(X)
 
 

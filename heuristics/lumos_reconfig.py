@@ -19,7 +19,7 @@ Per OCS group h, independently (spec 2.3, 2.5):
    (``direct_first``) and the final re-keep pass of lumos_eject runs only at P < 64
    (its cost grows with the number of lost circuits). A group stops trying candidates
    once one meets :func:`group_bound`, a lower bound on its eq. (7). Work budget: the
-   ejection chains of a group may do ``eject_work`` units of work (heuristics.lumos_eject
+   ejection chains of a group may do ``eject_work`` units of work (heuristics.lumos_chain
    .Work: chain states, selections, re-keep attempts; about 12 us each at P = 128) per
    OCS port (P K) and run, default 4; once spent, the group's eject run places the
    remaining units by the Konig swap only (no chain search, no re-keep) and no further
@@ -57,7 +57,8 @@ import numpy as np
 
 from heuristics.lumos_decompose import (find_connection, int_decompose, sym_decompose,
                                         sym_decompose_flow, sym_decompose_rewiring)
-from heuristics.lumos_eject import Work, eject_connection
+from heuristics.lumos_chain import Work
+from heuristics.lumos_eject import eject_connection
 from heuristics.lumos_kempe import kempe_connection
 from heuristics.lumos_refine import pair_refine
 from instances.lumos import Fabric, OcsConfig, ReconfigInstance, make_wiring, perm_from_matrix
@@ -98,7 +99,7 @@ EJECT_WORK = 4.0              # ejection-chain work per OCS port and run (the wo
 
 def group_work(P: int, K: int, runs: int, eject_work: float | None = EJECT_WORK) -> int | None:
     """Work budget of the ``runs`` ejection-chain runs of one group, in the units of
-    heuristics.lumos_eject.Work: ``eject_work`` per OCS port of the group (P K) and run
+    heuristics.lumos_chain.Work: ``eject_work`` per OCS port of the group (P K) and run
     (None or 0: unlimited). Decision: the default 4 is about 2.5 times the most the
     benchmark's churn needs per run at P = 128 (1.5) and above what ring churn 0.3 needs
     there (3.1), so those results are the unlimited ones; full ring churn needs about 12

@@ -46,8 +46,6 @@ import numpy as np
 
 from heuristics.lumos_chain import Group, Work
 
-__all__ = ["Work", "eject_connection"]
-
 GUARD_STATES = 0            # chain search bound once the budget is spent (Konig only)
 SELECT_WORK = (4, 256)      # a most-constrained selection of U units: 4 + M (U + n) / 256
 

@@ -17,19 +17,26 @@ Per OCS group h, independently (spec 2.3, 2.5):
    so MDMCF never rewires more than steps 2-3 alone. Default restarts: 5 at P <= 16, 1
    at 17 <= P <= 32, none above; for speed at P >= 64 units with a free place go first
    (``direct_first``) and the final re-keep pass of lumos_eject runs only at P < 64
-   (its cost grows with the number of lost circuits). Time guard: the ejection chains
-   of one reconfiguration stop ``eject_time`` seconds (default 2 s, the target) after
-   it starts, the groups sharing that time in order (group h's deadline is its
-   process's share so far); past its deadline a group's eject run places the remaining
-   units by the Konig swap only (no chain search, no re-keep) and no further restart
-   starts, so the group keeps the best of FindConnection / keep-and-insert / that run.
-   When the guard fires the result depends on machine speed and load (``eject_time``
-   None or option 0: no guard, deterministic).
-   Its time at P = 128 (32k GPUs) depends on the churn: under 2 s per reconfiguration
-   on the benchmark's churn, longer on heavy churn; ``eject_time`` caps the ejection
-   chains (benchmarks/lumos_reconfig.py measures both, results/lumos_reconfig.md);
+   (its cost grows with the number of lost circuits). A group stops trying candidates
+   once one meets :func:`group_bound`, a lower bound on its eq. (7). Work budget: the
+   ejection chains of a group may do ``eject_work`` units of work (heuristics.lumos_chain
+   .Work: chain states, selections, re-keep attempts; about 12 us each at P = 128) per
+   OCS port (P K) and run, default 4; once spent, the group's eject run places the
+   remaining units by the Konig swap only (no chain search, no re-keep) and no further
+   restart starts, so the group keeps the best of FindConnection / keep-and-insert / its
+   runs. The budget is the same for every group, so the result does not depend on the
+   machine, its load, the number of workers or their order of completion (decision: it
+   replaces the earlier 2 s wall-clock guard, whose results changed with the load,
+   issue 17). On the benchmark's churn at P = 128 (32k GPUs) the budget is not reached
+   (the result is the unlimited one, under 2 s per reconfiguration on 2 cores); on full
+   ring churn it cuts the chains to about a third. A user's --time-limit
+   (``time_limit``) still ends the chains the same way, shared by the groups in order;
+   only then does the result depend on the clock;
 5. odd OCS 2m+1 = transpose of even OCS 2m (the mirror of Cross Wiring);
-6. optionally (``refine``, an addition) pairwise re-optimization (heuristics.lumos_refine).
+6. optionally (``refine``, an addition) pairwise re-optimization (heuristics.lumos_refine):
+   its work is bounded by 3 rounds of M (M - 1) pair moves, so it needs no work budget;
+   its clock (``time_budget``) comes only from user settings (option ``refine_budget``,
+   --time-limit), none by default.
 
 Groups are independent (spec 2.4); with ``workers`` > 1 and a large fabric they are
 solved in that many processes (serially inside a daemonic process such as a Dask or
@@ -50,6 +57,7 @@ import numpy as np
 
 from heuristics.lumos_decompose import (find_connection, int_decompose, sym_decompose,
                                         sym_decompose_flow, sym_decompose_rewiring)
+from heuristics.lumos_chain import Work
 from heuristics.lumos_eject import eject_connection
 from heuristics.lumos_kempe import kempe_connection
 from heuristics.lumos_refine import pair_refine
@@ -86,14 +94,29 @@ def eject_runs(P: int, restarts: int) -> list[dict]:
     return runs
 
 
+EJECT_WORK = 4.0              # ejection-chain work per OCS port and run (the work budget)
+
+
+def group_work(P: int, K: int, runs: int, eject_work: float | None = EJECT_WORK) -> int | None:
+    """Work budget of the ``runs`` ejection-chain runs of one group, in the units of
+    heuristics.lumos_chain.Work: ``eject_work`` per OCS port of the group (P K) and run
+    (None or 0: unlimited). Decision: the default 4 is about 2.5 times the most the
+    benchmark's churn needs per run at P = 128 (1.5) and above what ring churn 0.3 needs
+    there (3.1), so those results are the unlimited ones; full ring churn needs about 12
+    and is cut to a third (results/lumos_reconfig.md)."""
+    return max(1, round(eject_work * P * K * runs)) if eject_work else None
+
+
 def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: bool = True,
                 simd: str = "euler", refine: bool = False, deadline: float | None = None,
                 eject: bool = True, restarts: int | None = None, old_odd: np.ndarray | None = None,
-                eject_deadline: float | None = None) -> list[np.ndarray]:
+                eject_work: float | None = EJECT_WORK, eject_deadline: float | None = None
+                ) -> list[np.ndarray]:
     """The K/2 directed partial permutations A^(m) for the even OCSes of one group;
     ``old_odd``: the odd OCSes' old matrices (default: the mirror, old^T), used to
-    compare the candidates on eq. (7); ``eject_deadline``: time.monotonic() past which
-    the ejection chains stop searching (see the module docstring)."""
+    compare the candidates on eq. (7); ``eject_work``: work budget of the ejection chains
+    per OCS port and run (:func:`group_work`; None or 0: unlimited); ``eject_deadline``:
+    a time.monotonic() value that also ends them (a user time limit only)."""
     if old is None or not old.any():
         return int_decompose(SIMD[simd](C_h), K // 2)
     # MDMCF: relaxed SIMD (row/col sums <= K/2, what Theorem 4.1 needs) against the old A
@@ -101,25 +124,39 @@ def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: b
     parts = find_connection(A, old)
     if aware:                           # MDMCF: the cheapest of all candidates
         odd = np.transpose(old, (0, 2, 1)) if old_odd is None else old_odd
-        best = _rewiring(parts, old, odd)
+        best, floor = _rewiring(parts, old, odd), group_bound(C_h, old, odd)
         cands = [lambda: kempe_connection(A, old)]
-        if eject:
-            P = len(C_h)
-            n_extra = default_restarts(P) if restarts is None else restarts
-            cands += [lambda kw=kw: eject_connection(C_h, old, improve=P < 64,
-                                                     deadline=eject_deadline, **kw)
-                      for kw in eject_runs(P, n_extra)]
+        P = len(C_h)
+        runs = eject_runs(P, default_restarts(P) if restarts is None else restarts) \
+            if eject else []
+        work = Work(group_work(P, K, len(runs), eject_work), eject_deadline)  # shared by the runs
+        cands += [lambda kw=kw: eject_connection(C_h, old, improve=P < 64, work=work, **kw)
+                  for kw in runs]
         for k, make in enumerate(cands):
-            if k >= 2 and eject_deadline is not None and time.monotonic() > eject_deadline:
-                break                   # restarts only within the time guard
+            if k >= 2 and work.spent:
+                break                   # restarts only within the budget
             alt = make()
             if alt is not None and _realizes(alt, C_h):
                 cost = _rewiring(alt, old, odd)
                 if cost < best:
                     parts, best = alt, cost
-            if best == 0:
-                break
+            if best <= floor:
+                break                   # optimal: no other candidate can rewire less
     return pair_refine(parts, old, deadline=deadline) if refine else parts
+
+
+def group_bound(C_h: np.ndarray, old: np.ndarray, old_odd: np.ndarray) -> int:
+    """A lower bound on eq. (7) for one group. Entry (m, i, j) costs |x - u| + |x - v|
+    with x = X_m[i, j], u = old[m, i, j], v = old_odd[m, j, i]: 2 (1 - x) on an old link
+    (u = v = 1), 1 whatever x on an old one-way circuit (u != v), 2 x on an empty entry;
+    the pair {i, j} has C_ij links over its entries, so at least R_ij - C_ij old links
+    are lost and C_ij - R_ij - W_ij links go on empty entries (R, W: old links and
+    one-way circuits of the pair)."""
+    v = np.transpose(old_odd, (0, 2, 1))
+    link, oneway = (old * v).sum(axis=0), (old != v).sum(axis=0)
+    R, W = link + link.T, oneway + oneway.T
+    lost = np.maximum(R - C_h, 0) + np.maximum(C_h - R - W, 0)
+    return int(oneway.sum() + np.triu(lost, 1).sum() * 2)
 
 
 def _rewiring(parts, old, old_odd) -> int:
@@ -138,20 +175,20 @@ def _realizes(parts, C_h) -> bool:
 
 
 PARALLEL_MIN_PODS = 32        # below this, process start-up costs more than it saves
-EJECT_TIME = 2.0              # s per reconfiguration for the ejection chains (time guard)
-
-
 def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler",
                   refine: bool = False, time_budget: float | None = None, eject: bool = True,
                   restarts: int | None = None, workers: int | None = None,
-                  eject_time: float | None = EJECT_TIME) -> OcsConfig:
+                  eject_work: float | None = EJECT_WORK, time_limit: float | None = None
+                  ) -> OcsConfig:
     """ITV-MDMCF (``aware=True``) or ITV-MCF (``aware=False``) for a Cross-wired instance;
-    ``eject``/``restarts``/``eject_time`` (None: no time guard): step 4 of the module
-    docstring (MDMCF only); ``refine`` adds the pairwise local search of
+    ``eject``/``restarts``/``eject_work`` (per OCS port and run, see :func:`group_work`;
+    None or 0: unlimited): step 4 of the module docstring (MDMCF only); ``time_limit``: a user's
+    wall-clock limit for the ejection chains, s (None, the default: no clock, the result
+    is deterministic); ``refine`` adds the pairwise local search of
     heuristics.lumos_refine (within ``time_budget`` seconds overall, the groups sharing
     it); ``workers`` processes for the groups (default: 2 at P >= 32 when the machine has
     2 cores, else 1; serial inside a daemonic process, for an initial configuration, or
-    if the pool cannot start)."""
+    if the pool cannot start); the result does not depend on ``workers``."""
     if inst.wiring != "cross":
         raise ValueError(f"ITV methods need cross wiring, the instance has {inst.wiring}")
     if workers is not None and workers < 0:
@@ -164,12 +201,12 @@ def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler
     has_old = inst.old is not None and bool((inst.old.perm >= 0).any())
     if not has_old or fab.H == 1 or multiprocessing.current_process().daemon:
         workers = 1
-    # the time guard: group h is the (h // workers + 1)-th on its process (pool.map order)
+    # a user time limit: group h is the (h // workers + 1)-th on its process (pool.map order)
     slots = -(-fab.H // workers)
     jobs = [(inst.C[h], fab.k_spine, old_even(inst, h) if has_old else None, aware, simd,
              refine, None if time_budget is None else t0 + time_budget * (h + 1) / fab.H,
-             eject, restarts, old_even(inst, h, 1) if has_old else None,
-             None if eject_time is None else m0 + eject_time * (h // workers + 1) / slots)
+             eject, restarts, old_even(inst, h, 1) if has_old else None, eject_work,
+             None if time_limit is None else m0 + time_limit * (h // workers + 1) / slots)
             for h in range(fab.H)]
     results = None
     if workers > 1:

@@ -38,7 +38,7 @@ itv_start = lazy("models.lumos_ilp", "itv_start")
 uniform_start = lazy("models.lumos_ilp", "uniform_start")
 
 ILP_MAX_VARS = 400_000   # per group; above this the ILPs decline (--option max_vars=N forces)
-EJECT_TIME = 2.0         # heuristics.lumos_reconfig.EJECT_TIME: s per reconfiguration
+EJECT_WORK = 4.0         # heuristics.lumos_reconfig.EJECT_WORK: per OCS port and run
 
 MRAR = Option("mrar", bool, False, "add MRAR (eq. 16) against ITV-ILP from the same old configuration")
 START = Option("start", bool, True, "a heuristic configuration as MIP start")
@@ -48,8 +48,8 @@ ITV_OPTIONS = (
     Option("simd", str, "euler", "SIMD step", choices=("euler", "flow")),
     Option("eject", bool, True, "ejection chains with orientation freedom (an addition)"),
     Option("restarts", int, -1, "ejection restarts (-1: by size)", minimum=-1),
-    Option("eject_time", float, EJECT_TIME, "ejection time guard, s per reconfiguration (0: none; "
-           "--time-limit caps it)", minimum=0),
+    Option("eject_work", float, EJECT_WORK, "ejection-chain work budget per OCS port and run, "
+           "deterministic (0: none; --time-limit may still stop the chains)", minimum=0),
     Option("workers", int, 0, "group worker processes (0: 2 at P >= 32 and >= 2 CPUs; at most "
            "--threads)", minimum=0),
     Option("refine", bool, False, "pairwise local search (an addition)"),
@@ -158,12 +158,13 @@ def run_itv_heuristic(aware: bool):
         restarts, workers = cfg.option("restarts"), cfg.option("workers")
         if cfg.threads:                   # the run's thread budget (batch --workers sets 1)
             workers = min(workers or cfg.threads, cfg.threads)
-        # the clock guards: their own values, never beyond what is left of --time-limit
+        # the clocks: refine's own budget and --time-limit only (none by default, so the
+        # default result does not depend on the machine)
         conf = itv_configure(inst, aware=aware, simd=cfg.option("simd"), refine=cfg.option("refine"),
                              time_budget=cfg.budget.cap(cfg.option("refine_budget") or None),
                              eject=cfg.option("eject"), restarts=None if restarts < 0 else restarts,
-                             workers=workers or None,
-                             eject_time=cfg.budget.cap(cfg.option("eject_time") or None))
+                             workers=workers or None, eject_work=cfg.option("eject_work") or None,
+                             time_limit=cfg.budget.cap(None))
         return MethodOutput(conf, metrics=_mrar(inst, conf, cfg))
     return run
 

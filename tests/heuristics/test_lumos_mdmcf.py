@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from heuristics.lumos_chain import Work
 from heuristics.lumos_eject import eject_connection
-from heuristics.lumos_reconfig import itv_configure, old_even, split_group
+from heuristics.lumos_reconfig import group_bound, itv_configure, old_even, split_group
 from instances.lumos import Fabric, OcsConfig, ReconfigInstance
 from instances.lumos_check import check_config
 from instances.lumos_workloads import job_sequence, random_topology, topology_sequence
@@ -44,7 +45,7 @@ CASES = [((8, 2, 16, 1), kind, seed) for kind in ("jobs", "rings") for seed in r
 
 @pytest.fixture(scope="module")
 def mdmcf_vs_ilp():
-    """Per step: (MDMCF rewiring, ITV-ILP optimum, ITV-ILP status)."""
+    """Per step: (MDMCF rewiring, ITV-ILP optimum, ITV-ILP status, sum of group_bound)."""
     ilp = problem("lumos-reconfig").methods["itv-ilp"]
     rows = []
     for dims, kind, seed in CASES:
@@ -52,18 +53,43 @@ def mdmcf_vs_ilp():
             bad, m = check_config(inst, conf)
             assert not bad, bad[:3]                         # independent checker
             res = ilp.run(inst, RunConfig(backend="highs")).solver
-            rows.append((m["rewiring"], res.objective, res.status))
+            floor = sum(group_bound(inst.C[h], old_even(inst, h), old_even(inst, h, 1))
+                        for h in range(inst.fabric.H))
+            rows.append((m["rewiring"], res.objective, res.status, floor))
     return rows
 
 
 def test_mdmcf_never_below_ilp_optimum(mdmcf_vs_ilp):
-    assert all(status == "optimal" for _, _, status in mdmcf_vs_ilp)
-    assert all(r >= opt - 1e-6 for r, opt, _ in mdmcf_vs_ilp)
+    assert all(status == "optimal" for _, _, status, _ in mdmcf_vs_ilp)
+    assert all(r >= opt - 1e-6 for r, opt, _, _ in mdmcf_vs_ilp)
+
+
+def test_group_bound_below_ilp_optimum(mdmcf_vs_ilp):
+    """group_bound (MDMCF stops a group's candidates there) is a valid lower bound, and
+    tight on some steps (where it saves the restarts)."""
+    assert all(floor <= opt + 1e-6 for _, opt, _, floor in mdmcf_vs_ilp)
+    assert any(floor == r for r, _, _, floor in mdmcf_vs_ilp)
+
+
+def test_group_bound_by_hand():
+    """P = 3, one OCS pair. Old link {0, 1} (0 -> 1 even, 1 -> 0 odd), new C = {1, 2}: the
+    old link goes (2 circuits) and the new one comes (2): 4. Old one-way circuit 0 -> 1
+    (even only), C = {0, 1}: 0 -> 1 reuses it and adds 1 -> 0 on the odd OCS: 1."""
+    U = np.zeros((1, 3, 3), int)
+    U[0, 0, 1] = 1
+    V = np.transpose(U, (0, 2, 1)).copy()
+    C = np.zeros((3, 3), int)
+    C[1, 2] = C[2, 1] = 1
+    assert group_bound(C, U, V) == 4
+    C2 = np.zeros((3, 3), int)
+    C2[0, 1] = C2[1, 0] = 1
+    assert group_bound(C2, U, np.zeros_like(U)) == 1
+    assert group_bound(C2, U, V) == 0
 
 
 def test_mdmcf_within_factor_of_ilp(mdmcf_vs_ilp):
-    total = sum(r for r, _, _ in mdmcf_vs_ilp)
-    opt = sum(o for _, o, _ in mdmcf_vs_ilp)
+    total = sum(r for r, _, _, _ in mdmcf_vs_ilp)
+    opt = sum(o for _, o, _, _ in mdmcf_vs_ilp)
     assert opt > 0
     assert total <= FACTOR * opt, f"MDMCF {total} vs ITV-ILP {opt}: {total / opt:.4f}x"
 
@@ -136,8 +162,8 @@ def test_parallel_groups_match_serial():
     seq = topology_sequence(fab, 2, "rings", churn=0.3, seed=7)
     old = itv_configure(ReconfigInstance(fab, seq[0], "cross"))
     inst = ReconfigInstance(fab, seq[1], "cross", old)
-    assert np.array_equal(itv_configure(inst, workers=1, eject_time=None).perm,
-                          itv_configure(inst, workers=2, eject_time=None).perm)
+    assert np.array_equal(itv_configure(inst, workers=1).perm,
+                          itv_configure(inst, workers=2).perm)
 
 
 def _random_old(fab, seed, fill=0.7):
@@ -167,25 +193,28 @@ def test_mdmcf_never_worse_on_eq7_with_non_mirrored_old(P, K, seed, kind):
                                 for e in (True, False))
     assert not bad and not bad0
     assert new["rewiring"] <= base["rewiring"]
+    assert sum(group_bound(C[h], old_even(inst, h), old_even(inst, h, 1))
+               for h in range(fab.H)) <= new["rewiring"]        # a lower bound, any old
 
 
-def test_time_guard_still_realizes():
-    """With a deadline already passed, eject places every unit by the Konig fallback and
-    MDMCF still returns a checked configuration, never worse than without ejection chains."""
+def test_spent_budget_still_realizes():
+    """With the work budget spent from the start, eject places every unit by the Konig
+    fallback and MDMCF still returns a checked configuration, never worse than without
+    ejection chains."""
     fab = Fabric(12, 2, 8, 1)
     seq = topology_sequence(fab, 2, "rings", churn=0.5, seed=2)
     old = itv_configure(ReconfigInstance(fab, seq[0], "cross"))
     inst = ReconfigInstance(fab, seq[1], "cross", old)
     for h in range(fab.H):
-        parts = eject_connection(seq[1][h], old_even(inst, h), deadline=0.0)
+        parts = eject_connection(seq[1][h], old_even(inst, h), work=Work(0))
         assert parts is not None and _realizes(parts, seq[1][h])
-    (bad, m), (_, m0) = (check_config(inst, itv_configure(inst, eject_time=1e-9, eject=e))
+    (bad, m), (_, m0) = (check_config(inst, itv_configure(inst, eject_work=1e-9, eject=e))
                          for e in (True, False))
     assert not bad and m["rewiring"] <= m0["rewiring"]
 
 
 def _in_daemon(q, inst):
-    q.put(itv_configure(inst, workers=2, eject_time=None).perm)
+    q.put(itv_configure(inst, workers=2).perm)
 
 
 def test_mdmcf_inside_daemonic_worker():
@@ -201,7 +230,7 @@ def test_mdmcf_inside_daemonic_worker():
     perm = q.get(timeout=60)
     proc.join(timeout=60)
     assert proc.exitcode == 0
-    assert np.array_equal(perm, itv_configure(inst, workers=1, eject_time=None).perm)
+    assert np.array_equal(perm, itv_configure(inst, workers=1).perm)
 
 
 def test_workers_option_and_pool_fallback(monkeypatch):
@@ -216,20 +245,20 @@ def test_workers_option_and_pool_fallback(monkeypatch):
     run = problem("lumos-reconfig").methods["itv-mdmcf"].run
     with pytest.raises(OptionError, match="workers"):
         run(inst, RunConfig(options={"workers": -3}))
-    serial = itv_configure(inst, workers=1, eject_time=None).perm
+    serial = itv_configure(inst, workers=1).perm
 
     def no_pool(*a, **k):
         raise OSError("no semaphores here")
     monkeypatch.setattr(rc, "ProcessPoolExecutor", no_pool)
-    out = run(inst, RunConfig(threads=1, options={"workers": 2, "eject_time": 0}))
+    out = run(inst, RunConfig(threads=1, options={"workers": 2}))
     assert np.array_equal(out.solution.perm, serial)
     assert not check_config(first, itv_configure(first, workers=2))[0]
 
     def failing_pool(*a, **k):
         raise AssertionError("pool creation attempted")
-    assert np.array_equal(itv_configure(inst, workers=2, eject_time=None).perm, serial)
+    assert np.array_equal(itv_configure(inst, workers=2).perm, serial)
     monkeypatch.setattr(rc, "ProcessPoolExecutor", failing_pool)
-    assert np.array_equal(itv_configure(inst, workers=2, eject_time=None).perm, serial)
+    assert np.array_equal(itv_configure(inst, workers=2).perm, serial)
 
 
 def test_large_fabric_path_checks():
@@ -238,7 +267,7 @@ def test_large_fabric_path_checks():
     seq = topology_sequence(fab, 2, "rings", churn=0.3, seed=1)
     old = itv_configure(ReconfigInstance(fab, seq[0], "cross"))
     inst = ReconfigInstance(fab, seq[1], "cross", old)
-    conf = itv_configure(inst, workers=2, eject_time=None)
+    conf = itv_configure(inst, workers=2)
     bad, m = check_config(inst, conf)
     assert not bad
-    assert np.array_equal(conf.perm, itv_configure(inst, workers=1, eject_time=None).perm)
+    assert np.array_equal(conf.perm, itv_configure(inst, workers=1).perm)

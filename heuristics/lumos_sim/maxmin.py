@@ -40,9 +40,10 @@ def _inputs(A, cap, weight, limit):
     return A, cap, w, lim
 
 
-def _starts(keys: np.ndarray) -> np.ndarray:
-    """Start index of each run of equal values in a grouped key array (non-empty)."""
-    return np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """Concatenated ``arange(s, s + n)`` for each start ``s`` and length ``n``."""
+    ends = np.cumsum(lens)
+    return np.repeat(starts - (ends - lens), lens) + np.arange(ends[-1] if ends.size else 0)
 
 
 def maxmin_rates(A, cap, weight=None, limit=None) -> np.ndarray:
@@ -68,50 +69,56 @@ def maxmin_rates(A, cap, weight=None, limit=None) -> np.ndarray:
     A, cap, w, lim = _inputs(A, cap, weight, limit)
     n_links, n_flows = A.shape
     x = np.zeros(n_flows)
-    frozen = np.diff(A.indptr) == 0  # flows on no link: exactly their limit
-    if np.any(np.isinf(lim[frozen])):
+    fdeg = np.diff(A.indptr)
+    if np.any(np.isinf(lim[fdeg == 0])):
         raise ValueError("a flow on no link needs a finite limit")
-    x[frozen] = lim[frozen]
-    # entry lists, flow-major (from CSC) and link-major (from CSR), of the unfrozen flows
-    fl_link = A.indices.astype(np.intp)
-    fl_flow = np.repeat(np.arange(n_flows), np.diff(A.indptr))
+    x[fdeg == 0] = lim[fdeg == 0]  # flows on no link: exactly their limit
+    # unfrozen flows (ids, degrees, link lists), and links (ids, degrees, flow lists)
+    fids = np.flatnonzero(fdeg)
+    fdeg = fdeg[fids]
+    fl_link = A.indices
     R = A.tocsr()
-    lk_flow = R.indices.astype(np.intp)
-    lk_link = np.repeat(np.arange(n_links), np.diff(R.indptr))
+    cnt = np.diff(R.indptr)  # unfrozen flows per link
+    lk_flow = R.indices
+    W = np.bincount(fl_link, weights=np.repeat(w[fids], fdeg), minlength=n_links)
     load = np.zeros(n_links)
-    m_all = np.empty(n_flows)  # scratch: per-flow candidate rate
-    sat_all = np.zeros(n_links, dtype=bool)
-    while fl_flow.size:
-        # link levels from the unfrozen weight W and the residual capacity
-        W = np.bincount(fl_link, weights=w[fl_flow], minlength=n_links)
-        used = W > 0
-        resid = np.maximum(cap - load, 0.0)
-        level = np.full(n_links, np.inf)
-        level[used] = resid[used] / W[used]
+    level = np.full(n_links, np.inf)
+    m_all = np.empty(n_flows)  # scratch: candidate rate per flow
+    hit = np.zeros(n_flows, dtype=bool)  # scratch: flows frozen this round
+    while fids.size:
+        lids = np.flatnonzero(cnt)
+        ldeg = cnt[lids]
+        ls = np.cumsum(ldeg) - ldeg
+        fs = np.cumsum(fdeg) - fdeg
+        # link levels: residual capacity over unfrozen weight
+        resid = np.maximum(cap[lids] - load[lids], 0.0)
+        level[lids] = resid / W[lids]
         # per unfrozen flow: lowest level over its links, then its limit
-        fs = _starts(fl_flow)
-        fids = fl_flow[fs]
         m_link = np.minimum.reduceat(level[fl_link], fs)
         at_limit = lim[fids] <= m_link
         m = np.minimum(m_link, lim[fids])
         m_all[fids] = m
-        # a link saturates now if its level (less the tolerance) is <= every flow's candidate
-        ls = _starts(lk_link)
-        lids = lk_link[ls]
+        # a link saturates now if its level (less the tolerance) is <= all its flows' candidates
         lowest = np.minimum.reduceat(m_all[lk_flow], ls)
-        sat_all[lids] = (resid[lids] - SAT_RTOL * cap[lids]) <= lowest * W[lids]
-        on_sat = np.logical_or.reduceat(sat_all[fl_link], fs)
-        sat_all[lids] = False
-        freeze = at_limit | on_sat
+        sat = resid - SAT_RTOL * cap[lids] <= lowest * W[lids]
+        hit[lk_flow[_ranges(ls[sat], ldeg[sat])]] = True
+        hit[fids[at_limit]] = True
+        freeze = hit[fids]
         new = fids[freeze]
+        if not new.size:  # the lowest level always freezes; only NaN could get here
+            raise RuntimeError("max-min progressive filling made no progress")
         x[new] = m[freeze]
-        frozen[new] = True
         # account the frozen flows' load and drop their entries
-        gone = frozen[fl_flow]
-        load += np.bincount(fl_link[gone], weights=(w * x)[fl_flow[gone]], minlength=n_links)
-        fl_link, fl_flow = fl_link[~gone], fl_flow[~gone]
-        keep = ~frozen[lk_flow]
-        lk_link, lk_flow = lk_link[keep], lk_flow[keep]
+        gone = np.repeat(freeze, fdeg)
+        gl = fl_link[gone]
+        nd = fdeg[freeze]
+        load += np.bincount(gl, weights=np.repeat(w[new] * x[new], nd), minlength=n_links)
+        W -= np.bincount(gl, weights=np.repeat(w[new], nd), minlength=n_links)
+        cnt -= np.bincount(gl, minlength=n_links)
+        fl_link = fl_link[~gone]
+        fids, fdeg = fids[~freeze], fdeg[~freeze]
+        lk_flow = lk_flow[~hit[lk_flow]]
+        hit[new] = False
     return x
 
 
@@ -137,15 +144,15 @@ def maxmin_violations(A, cap, rates, weight=None, limit=None, rtol: float = 1e-6
     if not np.all(np.isfinite(x)):
         return [f"flow {f} rate {x[f]} is not finite" for f in np.flatnonzero(~np.isfinite(x))[:10]]
     out = []
-    out += _listed("negative rates", [f"flow {f} rate {x[f]:.6g} < 0" for f in np.flatnonzero(x < 0)])
+    out += _listed("negative rates", [f"flow {f} negative rate {x[f]:.6g} < 0" for f in np.flatnonzero(x < 0)])
     over_lim = np.flatnonzero(x > lim * (1 + rtol))
     out += _listed("rates over limit",
-                   [f"flow {f} rate {x[f]:.6g} > limit {lim[f]:.6g}" for f in over_lim])
+                   [f"flow {f} over its limit: rate {x[f]:.6g} > {lim[f]:.6g}" for f in over_lim])
     links, flows = A.nonzero()
     load = np.bincount(links, weights=w[flows] * x[flows], minlength=A.shape[0])
     over = np.flatnonzero(load > cap * (1 + rtol))
     out += _listed("links over capacity",
-                   [f"link {l} load {load[l]:.6g} > capacity {cap[l]:.6g}" for l in over])
+                   [f"link {l} over capacity: load {load[l]:.6g} > {cap[l]:.6g}" for l in over])
     top = np.zeros(A.shape[0])
     np.maximum.at(top, links, x[flows])
     saturated = load >= cap * (1 - rtol)
@@ -155,6 +162,6 @@ def maxmin_violations(A, cap, rates, weight=None, limit=None, rtol: float = 1e-6
     at_limit = x >= lim * (1 - rtol)
     lacking = np.flatnonzero(~has_bottleneck & ~at_limit)
     out += _listed("flows without a bottleneck",
-                   [f"flow {f} (rate {x[f]:.6g}, limit {lim[f]:.6g}) has no bottleneck: no "
-                    "saturated link on which its rate is the largest" for f in lacking])
+                   [f"flow {f} has no bottleneck: rate {x[f]:.6g} is below its bound "
+                    f"{lim[f]:.6g} and the largest on no saturated link" for f in lacking])
     return out

@@ -76,10 +76,10 @@ def maxmin_rates(A, cap, weight=None, limit=None) -> np.ndarray:
     # unfrozen flows (ids, degrees, link lists), and links (ids, degrees, flow lists)
     fids = np.flatnonzero(fdeg)
     fdeg = fdeg[fids]
-    fl_link = A.indices
+    fl_link = A.indices.astype(np.intp)  # intp gathers are faster than int32
     R = A.tocsr()
     cnt = np.diff(R.indptr)  # unfrozen flows per link
-    lk_flow = R.indices
+    lk_flow = R.indices.astype(np.intp)
     W = np.bincount(fl_link, weights=np.repeat(w[fids], fdeg), minlength=n_links)
     load = np.zeros(n_links)
     level = np.full(n_links, np.inf)

@@ -79,6 +79,8 @@ def test_any_sparse_format_dense_and_explicit_zeros():
     assert maxmin_rates(A.toarray(), [6, 6, 6]).tolist() == pytest.approx([3] * 4)
     Z = sp.csr_matrix((np.array([1.0, 0.0]), np.array([0, 1]), np.array([0, 2])), shape=(1, 2))
     assert maxmin_rates(Z, [4.0], limit=[INF, 1.5]).tolist() == [4.0, 1.5]
+    assert maxmin_rates(sp.csr_matrix((3, 0)), [1, 2, 3]).shape == (0,)
+    assert maxmin_rates(sp.csr_matrix((0, 2)), [], limit=[1, 2]).tolist() == [1, 2]
 
 
 def test_rejects_bad_inputs():

@@ -121,7 +121,7 @@ def test_equals_reference_and_is_fair(case):
     assert maxmin_violations(A, cap, x, w, lim) == []
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_fair_on_larger_random_instances(seed):
     """Hundreds of flows (many bulk rounds): fair by the definition; small ones = reference."""

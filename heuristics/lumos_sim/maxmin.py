@@ -9,8 +9,12 @@ identical unit flows, so ``rate`` is the per-unit rate; ``limit`` bounds it (the
 """
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import scipy.sparse as sp
+
+_log = logging.getLogger(__name__)
 
 #: relative tolerance, times the link capacity, within which a link counts as saturated
 SAT_RTOL = 1e-12
@@ -85,7 +89,9 @@ def maxmin_rates(A, cap, weight=None, limit=None) -> np.ndarray:
     level = np.full(n_links, np.inf)
     m_all = np.empty(n_flows)  # scratch: candidate rate per flow
     hit = np.zeros(n_flows, dtype=bool)  # scratch: flows frozen this round
+    rounds = 0
     while fids.size:
+        rounds += 1
         lids = np.flatnonzero(cnt)
         ldeg = cnt[lids]
         ls = np.cumsum(ldeg) - ldeg
@@ -119,6 +125,7 @@ def maxmin_rates(A, cap, weight=None, limit=None) -> np.ndarray:
         fids, fdeg = fids[~freeze], fdeg[~freeze]
         lk_flow = lk_flow[~hit[lk_flow]]
         hit[new] = False
+    _log.debug("maxmin_rates: %d links, %d flows, %d rounds", n_links, n_flows, rounds)
     return x
 
 

@@ -39,13 +39,14 @@ PAPER_SCALE = {"4096 JRT vs clos-25.6T-3tier": -5.06, "4096 JCT vs clos-25.6T-3t
 
 def simulate(arch: str, gpus: int, reconfig: str | None, n_jobs: int, rho: float, seed: int,
              out: Path, ilp_limit: float | None = None) -> pd.DataFrame:
-    """One simulation, cached in ``out`` (resume): its job records."""
+    """One simulation, cached in ``out`` (resume): its job records (its reconfigurations
+    beside them: ``reconfigurations(...)``)."""
     from heuristics.lumos_sim.architectures import make_arch
     from heuristics.lumos_sim.engine import Simulator
     from heuristics.lumos_sim.workload import helios_jobs
     from toolkit.registry import RunConfig
 
-    path = out / f"{arch}{'+' + reconfig if reconfig else ''}_{gpus}_s{seed}.csv"
+    path = run_path(arch, gpus, reconfig, seed, out)
     if path.exists():
         return pd.read_csv(path)
     jobs = helios_jobs(n_jobs, gpus, rho, seed)
@@ -61,6 +62,17 @@ def simulate(arch: str, gpus: int, reconfig: str | None, n_jobs: int, rho: float
     if len(res.reconfigs):
         write_text_atomic(path.with_suffix(".reconfigs.csv"), res.reconfigs.to_csv(index=False))
     return df
+
+
+def run_path(arch: str, gpus: int, reconfig: str | None, seed: int, out: Path) -> Path:
+    return out / f"{arch}{'+' + reconfig if reconfig else ''}_{gpus}_s{seed}.csv"
+
+
+def reconfigurations(arch: str, gpus: int, reconfig: str | None, seed: int, out: Path
+                     ) -> pd.DataFrame:
+    """The OCS reconfigurations of a cached run (empty when it made none)."""
+    path = run_path(arch, gpus, reconfig, seed, out).with_suffix(".reconfigs.csv")
+    return pd.read_csv(path) if path.exists() else pd.DataFrame()
 
 
 def _summary(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:

@@ -26,7 +26,7 @@ import numpy as np
 from heuristics.lumos_logical import heuristic_decomposition
 from heuristics.lumos_requirement import leaf_requirement
 from instances.lumos import OcsConfig, ReconfigInstance, make_wiring
-from instances.lumos_check import fibre_paths, realized_topology
+from instances.lumos_check import config_metrics, fibre_paths, realized_topology
 from instances.lumos_logical import LogicalInstance
 from instances.lumos_placement import Cluster, Placement
 from toolkit.registry import RunConfig, problem
@@ -38,12 +38,9 @@ class Reconfiguration:
 
     t: float                  # simulated time it was decided
     wall_s: float             # measured algorithm time (requirement, topology, OCS)
-    circuits: int             # circuits after
-    changed: int              # circuits set up (present now, not before)
-    removed: int              # circuits torn down
     sharing: bool             # the job's L1 was scaled down by the K_leaf cap
     method: str
-    meta: dict = field(default_factory=dict)
+    metrics: dict = field(default_factory=dict)   # instances.lumos_check.config_metrics
 
 
 class OcsController:
@@ -88,12 +85,13 @@ class OcsController:
             if bad:
                 raise RuntimeError(f"{self.method} configuration fails its checker: {bad[0]}")
         wall = time.perf_counter() - t0
-        old, new = self.config.perm, out.solution.perm
-        rec = Reconfiguration(t, wall, int((new >= 0).sum()),
-                              int(((new >= 0) & (new != old)).sum()),
-                              int(((old >= 0) & (new != old)).sum()), req.sharing, self.method)
+        paths = fibre_paths(self.fabric, inst.wire, out.solution.perm)
+        self.R = realized_topology(self.fabric, paths)
+        m = config_metrics(inst, paths, self.R)
+        rec = Reconfiguration(t, wall, req.sharing, self.method, {k: m[k] for k in (
+            "rewiring", "circuits", "links", "links_added", "links_removed",
+            "reallocated_share", "shortfall")})
         self.config = out.solution
-        self.R = realized_topology(self.fabric, fibre_paths(self.fabric, inst.wire, new))
         self.routes = split.entries
         self.version += 1
         return rec

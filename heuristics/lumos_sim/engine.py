@@ -147,7 +147,8 @@ class Simulator:
                     rec = self.arch.controller.admit(p, sim.id, t)
                     stats["admit_s"] += time.perf_counter() - t0
                     if rec is not None:
-                        reconfigs.append(dict(rec.__dict__, job=sim.id))
+                        reconfigs.append(dict(t=rec.t, wall_s=rec.wall_s, sharing=rec.sharing,
+                                              method=rec.method, job=sim.id, **rec.metrics))
                         p.meta["sharing"] = rec.sharing
                         if self.alg_time == "measured":
                             begin = max(t, ctrl_free) + rec.wall_s

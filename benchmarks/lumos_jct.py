@@ -86,7 +86,7 @@ def run_scale(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
     from toolkit.progress import track
 
     sizes = (2048, 4096) if quick else (2048, 4096, 8192, 16384, 32768)
-    n_jobs, rho, seeds = (150, 0.655, (0,)) if quick else (1000, 0.655, (0,))
+    n_jobs, rho, seeds = (1000, 0.655, (0, 1, 2)) if quick else (1000, 0.655, tuple(range(5)))
     runs_dir = out_dir / "lumos_runs" / ("jct_scale_quick" if quick else "jct_scale")
     frames = [simulate(a, g, None, n_jobs, rho, s, runs_dir)
               for a, g, s in track([(a, g, s) for g in sizes for s in seeds for a in SCALE_ARCHS])]
@@ -96,6 +96,7 @@ def run_scale(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
         ref = summ[summ.arch == "clos-25.6T-3tier"].set_index("gpus")[col]
         summ[col.replace("avg_", "").replace("_s", "") + "_vs_clos25_3t_pct"] = \
             100 * (summ[col] / summ.gpus.map(ref) - 1)
+    gaps = seed_gaps(df, PAIRS)
     cmd = "python solve.py reproduce lumos-jct-scale" + (" --quick" if quick else "")
     png = plot(out_dir / "lumos_jct_scale.png",
                {a: (summ[summ.arch == a].gpus, summ[summ.arch == a].avg_jct_s / 3600)
@@ -105,15 +106,39 @@ def run_scale(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
           f"{n_jobs} Helios-style jobs per run, workload level {rho}, seeds {list(seeds)}; "
           "the same jobs on every architecture of a size. Paper: " +
           "; ".join(f"{k}: {v} %" for k, v in PAPER_SCALE.items()) + ".", "",
-          md_table(summ, ".4g"), ""]
-    return write_report(out_dir, "lumos_jct_scale", md, {"lumos_jct_scale.csv": summ}) + [png]
+          md_table(summ, ".4g"), "",
+          "Gaps per seed (each seed its own job list; min / median / max over the seeds, in %): "
+          "`a vs b` = Avg of a / Avg of b - 1.", "", md_table(gaps, ".3g"), ""]
+    return write_report(out_dir, "lumos_jct_scale", md, {"lumos_jct_scale.csv": summ,
+                                                         "lumos_jct_scale_gaps.csv": gaps}) + [png]
+
+
+PAIRS = (("lumos-25.6T-tau1", "clos-25.6T-3tier"), ("lumos-25.6T-tau1", "clos-25.6T-4tier"),
+         ("lumos-25.6T-tau1", "clos-51.2T-3tier"), ("lumos-51.2T-tau2", "clos-51.2T-3tier"),
+         ("lumos-51.2T-tau2", "lumos-51.2T-tau1"), ("lumos-51.2T-tau2", "best"))
+
+
+def seed_gaps(df: pd.DataFrame, pairs, key: str = "arch") -> pd.DataFrame:
+    """Per (size, pair): min / median / max over seeds of Avg.JCT and Avg.JRT gaps (%)."""
+    per = df.groupby(["gpus", "seed", key]).agg(jct=("jct_s", "mean"), jrt=("jrt_s", "mean"))
+    rows = []
+    for (g, a, b) in [(g, a, b) for g in sorted(df.gpus.unique()) for a, b in pairs]:
+        try:
+            x, y = per.xs((g, a), level=("gpus", key)), per.xs((g, b), level=("gpus", key))
+        except KeyError:
+            continue
+        d = 100 * (x / y.reindex(x.index) - 1)
+        rows.append(dict(gpus=g, pair=f"{a} vs {b}", seeds=len(d),
+                         **{f"{m}_{f}": getattr(d[m], f)() for m in ("jct", "jrt")
+                            for f in ("min", "median", "max")}))
+    return pd.DataFrame(rows)
 
 
 def run_ilp(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
     from toolkit.progress import track
 
     sizes = (2048, 4096) if quick else (2048, 4096, 8192, 16384, 32768)
-    n_jobs, rho, seed = (120, 0.801, 0) if quick else (1000, 0.801, 0)
+    n_jobs, rho, seed = (1000, 0.801, 0) if quick else (1000, 0.801, 0)
     runs_dir = out_dir / "lumos_runs" / ("jct_ilp_quick" if quick else "jct_ilp")
     frames = [simulate(a, g, r, n_jobs, rho, seed, runs_dir, ilp_limit=600.0)
               for g, (a, r) in track([(g, ar) for g in sizes for ar in ILP_RUNS])]

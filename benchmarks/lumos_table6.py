@@ -38,6 +38,8 @@ K = 16                                      # K_leaf = K_spine; 128 GPUs per Pod
 
 
 SIM_STRATS = {"ITV-MDMCF": "itv-mdmcf", "ITV-MCF": "itv-mcf", "ITV-ILP": "itv-ilp"}
+SIM_SCALES = SCALES
+SIM_JOBS = {"quick": 150, "full": 1000}
 
 
 def simulated(quick: bool, out_dir: Path) -> pd.DataFrame:
@@ -47,10 +49,10 @@ def simulated(quick: bool, out_dir: Path) -> pd.DataFrame:
     from benchmarks.lumos_jct import reconfigurations, simulate
     from toolkit.progress import track
 
-    n_jobs = 150 if quick else 1000
+    n_jobs = SIM_JOBS["quick" if quick else "full"]
     runs = out_dir / "lumos_runs" / ("table6_quick" if quick else "table6")
     rows = []
-    for gpus, (st, method) in track([(g, s) for g in SCALES for s in SIM_STRATS.items()]):
+    for gpus, (st, method) in track([(g, s) for g in SIM_SCALES for s in SIM_STRATS.items()]):
         simulate("lumos-51.2T-tau2", gpus, method, n_jobs, 0.655, 0, runs, ilp_limit=600.0)
         rc = reconfigurations("lumos-51.2T-tau2", gpus, method, 0, runs)
         rows.append(rc.assign(gpus=gpus, strategy=st))

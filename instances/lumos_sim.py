@@ -111,7 +111,7 @@ def parse_workload(d) -> dict:
 def parse_jobs(rows) -> np.ndarray:
     """The explicit ``jobs`` list as an (n, 9) float array, strictly checked (the first bad
     entry is named ``jobs[k]`` or ``jobs[k][i]``)."""
-    rows = seq("jobs", rows, max_len=_job_cap())
+    rows = seq("jobs", rows)
     if not rows:
         raise InstanceError("jobs", "must list at least one job")
     guard_jobs("jobs", len(rows))
@@ -129,7 +129,7 @@ def parse_jobs(rows) -> np.ndarray:
     if len(frac):
         k, i = map(int, frac[0])
         raise InstanceError(f"jobs[{k}][{INT_COLS[i]}]", f"{ROW[INT_COLS[i]]} must be an "
-                            f"integer, got {a[k, INT_COLS[i]]!r}")
+                            f"integer, got {float(a[k, INT_COLS[i]])!r}")
     checks = ((0, (a[:, 0] < 0) | (a[:, 0] > MAX_TIME_S), f"must be within [0, {MAX_TIME_S:g}]"),
               (1, (a[:, 1] <= 0) | (a[:, 1] > MAX_TIME_S), f"must be within (0, {MAX_TIME_S:g}]"),
               *((i, a[:, i] < 1, "must be >= 1") for i in INT_COLS),
@@ -138,12 +138,12 @@ def parse_jobs(rows) -> np.ndarray:
     for i, bad, what in checks:
         if bad.any():
             k = int(np.flatnonzero(bad)[0])
-            raise InstanceError(f"jobs[{k}][{i}]", f"{ROW[i]} {what}, got {a[k, i]!r}")
+            raise InstanceError(f"jobs[{k}][{i}]", f"{ROW[i]} {what}, got {float(a[k, i])!r}")
     over = np.flatnonzero(a[:, 7] + a[:, 8] > 1)
     if len(over):
         k = int(over[0])
         raise InstanceError(f"jobs[{k}][8]", f"z_ar + z_a2a must be <= 1 (shares of the running "
-                            f"time), got {a[k, 7]!r} + {a[k, 8]!r}")
+                            f"time), got {float(a[k, 7])!r} + {float(a[k, 8])!r}")
     return a
 
 

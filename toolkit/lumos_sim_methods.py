@@ -57,7 +57,7 @@ def reconfig_cfg(cfg: RunConfig, method: str) -> RunConfig:
     from toolkit.registry import problem
 
     m = problem("lumos-reconfig").methods[method]
-    return replace(cfg, options={}, declared=m.options, options_shared=False, write_model=None)
+    return replace(cfg, options={}, declared=m.options, options_shared=False)
 
 
 def applicable(method: str):

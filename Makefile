@@ -29,8 +29,8 @@ install: $(STAMP)
 DEMO_FILES := instances/examples/tiny_random_n4_s2.json instances/examples/delta_megatron-177b-n12.json \
 	instances/a2a/uniform_n4_k1.json instances/lumos/uniform-rings-P8.json \
 	instances/lumos/logical-leaf-triangle-tau1.json instances/lumos/staging-P8-tau1.json \
-	instances/lumos/placement-bestfit-48.json
-DEMO_METHODS := spectra,milp,sqrt-alloc,delta-joint,rdc,exact-k1,uniform-greedy,uniform-ilp,heuristic-decomposition,logical-ilp-min,staging-greedy,staging-ilp,placement-greedy,placement-ilp
+	instances/lumos/placement-bestfit-48.json instances/lumos/sim-lumos-256.json
+DEMO_METHODS := spectra,milp,sqrt-alloc,delta-joint,rdc,exact-k1,uniform-greedy,uniform-ilp,heuristic-decomposition,logical-ilp-min,staging-greedy,staging-ilp,placement-greedy,placement-ilp,simulate,sim-itv-ilp
 demo: $(STAMP)
 	$(PY) solve.py gap $(DEMO_FILES) --methods $(DEMO_METHODS) --time-limit 20 --out results/demo
 

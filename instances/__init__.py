@@ -21,6 +21,7 @@ INSTANCE_TYPES = {
     "lumos-logical": "instances.lumos_logical:LogicalInstance",
     "lumos-staging": "instances.lumos_staging:StagingInstance",
     "lumos-placement": "instances.lumos_placement:PlacementInstance",
+    "lumos-sim": "instances.lumos_sim:SimInstance",
 }
 
 

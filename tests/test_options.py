@@ -151,7 +151,8 @@ def test_generate_help_lists_parameters_with_types_defaults_help(capsys):
 SMALL = {"spectra": dict(n=4, switches=2, seed=1), "delta": dict(model="gpt-7b", micro_batches=2),
          "a2a": dict(n=4, k=1), "lumos-reconfig": dict(pods=4, k_leaf=2, k_spine=4, k_ocs=64),
          "lumos-logical": dict(pods=4, k_leaf=4, k_spine=4, tau=2),
-         "lumos-placement": dict(gpus=64, k_leaf=8, k_spine=4, tau=2, gpus_per_server=4, job=3)}
+         "lumos-placement": dict(gpus=64, k_leaf=8, k_spine=4, tau=2, gpus_per_server=4, job=3),
+         "lumos-sim": dict(arch="lumos-51.2T-tau2", gpus=256, jobs=8, seed=1)}
 
 
 @pytest.mark.parametrize("pname", sorted(SMALL))
@@ -193,6 +194,7 @@ STAGED = [   # (problem, file or generator params, method that splits its time, 
     ("lumos-reconfig", LUMOS / "uniform-rings-P8.json", "uniform-ilp", "groups"),
     ("lumos-logical", LUMOS / "logical-P8-tau1.json", "logical-ilp-min", "ilp"),
     ("lumos-placement", LUMOS / "placement-bestfit-48.json", "placement-ilp", "pod"),
+    ("lumos-sim", LUMOS / "sim-lumos-256.json", "sim-itv-ilp", "groups"),
     ("spectra", ROOT / "instances" / "examples" / "bench_n32_m8_s2_d0.1.json", "milp", None),
 ]
 

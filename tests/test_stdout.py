@@ -30,6 +30,7 @@ CASES = [
     ("lumos-logical", "instances/lumos/logical-leaf-triangle-tau1.json", "logical-ilp-min"),
     ("lumos-staging", "instances/lumos/staging-P8-tau1.json", "staging-ilp"),
     ("lumos-placement", "instances/lumos/placement-bestfit-48.json", "placement-ilp"),
+    ("lumos-sim", "instances/lumos/sim-lumos-256.json", "sim-itv-ilp"),
 ]
 BACKENDS = ["highs", pytest.param("gurobi", marks=needs_gurobi)]
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 PROBLEM_MODULES = ("toolkit.spectra_methods", "toolkit.delta_methods", "toolkit.a2a_methods",
                    "toolkit.lumos_reconfig_methods", "toolkit.lumos_logical_methods",
                    "toolkit.lumos_staging_methods",
-                   "toolkit.lumos_placement_methods")
+                   "toolkit.lumos_placement_methods", "toolkit.lumos_sim_methods")
 
 
 @dataclass

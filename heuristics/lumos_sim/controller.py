@@ -60,6 +60,11 @@ class OcsController:
         self.R = np.zeros((self.fabric.H, self.fabric.pods, self.fabric.pods), dtype=np.int64)
         self.routes = np.zeros((0, 4), dtype=np.int64)
         self.version = 0          # bumps whenever R or the routes change
+        # a lumos-reconfig method run when ``method`` returns no configuration (an ILP
+        # stopped by its time limit before any incumbent); None: that is an error
+        self.fallback: str | None = None
+        self.solver_results: list = []    # the solver Result of every run that had one
+        self.fallbacks = 0                # reconfigurations made by ``fallback``
 
     # ------------------------------------------------------------------------------------
     def admit(self, placement: Placement, job_id: int, t: float) -> Reconfiguration | None:
@@ -77,6 +82,13 @@ class OcsController:
         C = split.topology(self.fabric)
         inst = ReconfigInstance(self.fabric, C, self.wiring, self.config)
         out = self._method.run(inst, self.cfg)
+        method = self.method
+        if out.solver is not None:
+            self.solver_results.append(out.solver)
+        if out.solution is None and self.fallback:
+            method = self.fallback
+            self.fallbacks += 1
+            out = self._prob.methods[method].run(inst, self.cfg)
         if out.solution is None:
             raise RuntimeError(f"{self.method} found no configuration at t = {t:.1f} s "
                                f"(job {job_id}): {out.solver and out.solver.message}")
@@ -88,7 +100,7 @@ class OcsController:
         paths = fibre_paths(self.fabric, inst.wire, out.solution.perm)
         self.R = realized_topology(self.fabric, paths)
         m = config_metrics(inst, paths, self.R)
-        rec = Reconfiguration(t, wall, req.sharing, self.method, {k: m[k] for k in (
+        rec = Reconfiguration(t, wall, req.sharing, method, {k: m[k] for k in (
             "rewiring", "circuits", "links", "links_added", "links_removed",
             "reallocated_share", "shortfall")})
         self.config = out.solution

@@ -55,6 +55,7 @@ class _Running:
     cl: tuple = (1.0, 1.0)    # current (CL_ar, CL_a2a)
     cl_int: np.ndarray = field(default_factory=lambda: np.zeros(2))   # integral of CL dt
     last: float = 0.0         # time of the last progress update
+    admitted: float = 0.0     # time its GPUs were allocated (start - OCS algorithm delay)
 
 
 @dataclass
@@ -116,7 +117,8 @@ class Simulator:
                     self.arch.controller.release(fin_id)
                 jrt = t - r.start
                 done.append(dict(job=fin_id, gpus=r.sim.job.gpus, model=r.sim.job.model,
-                                 arrival_s=r.sim.arrival_s, start_s=r.start, finish_s=t,
+                                 arrival_s=r.sim.arrival_s, admitted_s=r.admitted,
+                                 start_s=r.start, finish_s=t,
                                  trace_s=r.sim.duration_s, jrt_s=jrt,
                                  jwt_s=r.start - r.sim.arrival_s, jct_s=t - r.sim.arrival_s,
                                  cl_ar=r.cl_int[0] / jrt if jrt > 0 else 1.0,
@@ -157,7 +159,7 @@ class Simulator:
                         self.arch.network_changed()
                         dirty = True
                 run = _Running(sim, p, self.flows(p, sim.id), begin, float(sim.duration_s),
-                               last=begin)
+                               last=begin, admitted=t)
                 if begin > t:
                     heapq.heappush(starting, (begin, sim.id, run))
                 else:

@@ -21,9 +21,11 @@ per-peer flows (NIC share 1600 / (ep - 1)) squeeze a ring flow down to their rat
 Scheduler: strict FIFO ([002] A.11): the queue's head is placed by ``placement`` (greedy
 best fit by default) or waits until GPUs free up; jobs behind it wait too. On an OCS
 fabric the admission runs the controller (requirement, logical topology, OCS
-reconfiguration); the controller is one server: admissions queue for it, and a job starts
-when its admission's algorithm time has passed (JWT includes it, [001]; ``alg_time``
-"none" charges nothing, for runs whose output must not depend on the clock).
+reconfiguration); the controller is one server and every admission passes it in FIFO
+order: a job starts when the algorithm time of its own admission and of those ahead of
+it has passed (a job inside one Pod adds none but does not overtake), so JWT includes
+it and queues behind a slow algorithm grow as in [001]'s Kingman argument (spec 3);
+``alg_time`` "none" charges nothing, for runs whose output must not depend on the clock.
 """
 from __future__ import annotations
 
@@ -145,6 +147,7 @@ class Simulator:
                 busy[p.gpus] = True
                 begin = t
                 if self.arch.controller is not None:
+                    begin = max(t, ctrl_free)    # admissions pass the controller in order
                     t0 = time.perf_counter()
                     rec = self.arch.controller.admit(p, sim.id, t)
                     stats["admit_s"] += time.perf_counter() - t0
@@ -153,7 +156,7 @@ class Simulator:
                                               method=rec.method, job=sim.id, **rec.metrics))
                         p.meta["sharing"] = rec.sharing
                         if self.alg_time == "measured":
-                            begin = max(t, ctrl_free) + rec.wall_s
+                            begin += rec.wall_s
                             ctrl_free = begin
                             p.meta["alg_s"] = rec.wall_s
                         self.arch.network_changed()

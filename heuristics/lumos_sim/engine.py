@@ -39,7 +39,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from heuristics.lumos_placement import NoPlacement, greedy_placement
-from heuristics.lumos_sim.maxmin import maxmin_rates
+from heuristics.lumos_sim.maxmin import maxmin_rates, maxmin_violations
 from heuristics.lumos_sim.traffic import Flows, job_flows
 from instances.lumos_placement import PlacementInstance
 
@@ -71,10 +71,13 @@ class Simulator:
     """One architecture (``arch``: a ``architectures.Arch``) running a job list."""
 
     def __init__(self, arch, alg_time: str = "measured", placement=greedy_placement,
-                 flows=job_flows):
+                 flows=job_flows, check_rates: bool = False):
+        """``check_rates``: verify every rate vector by the definition of max-min fairness
+        (``maxmin.maxmin_violations``, independent of the algorithm); for tests."""
         if alg_time not in ("measured", "none"):
             raise ValueError(f"alg_time must be 'measured' or 'none', got {alg_time!r}")
         self.arch, self.alg_time, self.place, self.flows = arch, alg_time, placement, flows
+        self.check_rates = check_rates
         self.cluster = arch.cluster
 
     # ------------------------------------------------------------------------------------
@@ -201,6 +204,11 @@ class Simulator:
             if len(m):
                 rates[m] = _merged_rates(A[:, m], net.capacity, fl.weight[m].astype(float),
                                          limit[m])
+                if self.check_rates:
+                    bad = maxmin_violations(A[:, m], net.capacity, rates[m],
+                                            fl.weight[m].astype(float), limit[m])
+                    if bad:
+                        raise AssertionError(f"t = {t:.1f} s, class {c}: {bad[0]}")
         if unroutable.any():
             # [DECISION] a flow without a path (Uniform wiring with unmet demand and no
             # two-hop detour) is relayed at a quarter of its NIC share

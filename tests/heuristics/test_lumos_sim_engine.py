@@ -178,7 +178,8 @@ def test_clos_hash_polarisation_doubles_the_contention(ecmp):
 
 @pytest.mark.parametrize("arch", ["best", "clos-25.6T-3tier", "lumos-51.2T-tau2", "uniform-51.2T-tau2"])
 def test_real_architectures_keep_the_schedule_invariants(arch):
-    """A small cluster (256 GPUs) and 40 Helios-style jobs: every job finishes; strict FIFO
+    """A small cluster (256 GPUs) and 40 Helios-style jobs: every rate vector of the run is
+    max-min fair by the definition (``check_rates``); every job finishes; strict FIFO
     (starts in arrival order); the GPUs in use never exceed the cluster; on Best JRT equals
     the trace time; elsewhere JRT >= (1 - z) T and every OCS configuration passes the
     lumos-reconfig checker (controller check=True)."""
@@ -188,7 +189,7 @@ def test_real_architectures_keep_the_schedule_invariants(arch):
 
     jobs = helios_jobs(40, 256, 0.9, seed=3)
     a = make_arch(arch, 256, cfg=RunConfig(backend="highs"), check=True)
-    res = Simulator(a).run(jobs)
+    res = Simulator(a, check_rates=True).run(jobs)       # every rate vector max-min fair
     df = res.jobs.sort_values("job")
     assert len(df) == len(jobs)
     assert df.sort_values("arrival_s").start_s.is_monotonic_increasing

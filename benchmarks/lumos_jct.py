@@ -39,7 +39,8 @@ PAPER_SCALE = {"4096 JRT vs clos-25.6T-3tier": -5.06, "4096 JCT vs clos-25.6T-3t
 
 
 def simulate(arch: str, gpus: int, reconfig: str | None, n_jobs: int, rho: float, seed: int,
-             out: Path, ilp_limit: float | None = None, alg_time: str = "measured") -> pd.DataFrame:
+             out: Path, ilp_limit: float | None = None, alg_time: str = "measured",
+             logical: str = "incremental") -> pd.DataFrame:
     """One simulation, cached in ``out`` (resume): its job records (its reconfigurations
     beside them: ``reconfigurations(...)``)."""
     from heuristics.lumos_sim.architectures import make_arch
@@ -47,13 +48,14 @@ def simulate(arch: str, gpus: int, reconfig: str | None, n_jobs: int, rho: float
     from heuristics.lumos_sim.workload import helios_jobs
     from toolkit.registry import RunConfig
 
-    path = run_path(arch, gpus, reconfig, seed, out)
+    path = run_path(arch, gpus, reconfig, seed, out, logical)
     if path.exists():
         return pd.read_csv(path)
     jobs = helios_jobs(n_jobs, gpus, rho, seed)
     cfg = RunConfig(backend="auto", time_limit=ilp_limit)
     t0 = time.perf_counter()
-    res = Simulator(make_arch(arch, gpus, reconfig, cfg=cfg), alg_time=alg_time).run(jobs)
+    res = Simulator(make_arch(arch, gpus, reconfig, cfg=cfg, logical=logical),
+                    alg_time=alg_time).run(jobs)
     df = res.jobs.assign(arch=arch, reconfig=reconfig or "", gpus=gpus, seed=seed, rho=rho,
                          sim_wall_s=time.perf_counter() - t0, rate_s=res.stats["rate_s"],
                          admit_s=res.stats["admit_s"], reconfigs=len(res.reconfigs))
@@ -65,14 +67,16 @@ def simulate(arch: str, gpus: int, reconfig: str | None, n_jobs: int, rho: float
     return df
 
 
-def run_path(arch: str, gpus: int, reconfig: str | None, seed: int, out: Path) -> Path:
-    return out / f"{arch}{'+' + reconfig if reconfig else ''}_{gpus}_s{seed}.csv"
+def run_path(arch: str, gpus: int, reconfig: str | None, seed: int, out: Path,
+             logical: str = "incremental") -> Path:
+    tag = ("+" + reconfig if reconfig else "") + ("+full" if logical == "full" else "")
+    return out / f"{arch}{tag}_{gpus}_s{seed}.csv"
 
 
-def reconfigurations(arch: str, gpus: int, reconfig: str | None, seed: int, out: Path
-                     ) -> pd.DataFrame:
+def reconfigurations(arch: str, gpus: int, reconfig: str | None, seed: int, out: Path,
+                     logical: str = "incremental") -> pd.DataFrame:
     """The OCS reconfigurations of a cached run (empty when it made none)."""
-    path = run_path(arch, gpus, reconfig, seed, out).with_suffix(".reconfigs.csv")
+    path = run_path(arch, gpus, reconfig, seed, out, logical).with_suffix(".reconfigs.csv")
     return pd.read_csv(path) if path.exists() else pd.DataFrame()
 
 

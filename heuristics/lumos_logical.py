@@ -71,3 +71,48 @@ def greedy_assign(inst: LogicalInstance) -> LogicalSolution:
         half = np.column_stack([key, cnt])
         entries = np.concatenate([half, half[:, [1, 0, 2, 3]]])
     return LogicalSolution(entries)
+
+
+def extend_split(fab, entries: np.ndarray, L1: np.ndarray, R: np.ndarray | None = None,
+                 tau_cap: int | None = None) -> np.ndarray | None:
+    """Incremental logical topology (an addition for the running stage, not in [002]): keep
+    the running jobs' split ``entries`` (rows a, b, h, count, both orientations) and put
+    each unit {a, b} of the new job's requirement ``L1`` on one spine h with room at both
+    leaves (load < tau, eq. 6), symmetrically (eq. 8 holds); among those, a spine whose
+    realized links ``R[h, pod a, pod b]`` exceed the running jobs' use first (an existing
+    circuit: nothing to rewire), then the least-loaded. Running jobs' paths never move (the
+    reconfiguration is hitless for them). Returns the new rows (both orientations), or None
+    when some unit finds no spine (then the caller re-decomposes the whole L, as [002]).
+    O(units x H)."""
+    H, tau = fab.H, tau_cap or fab.tau
+    pod = fab.pod_of_leaf
+    load = np.zeros((fab.n_leaves, H), dtype=np.int64)
+    np.add.at(load, (entries[:, 0], entries[:, 2]), entries[:, 3])
+    spare = None
+    if R is not None:
+        used = np.zeros_like(R)
+        np.add.at(used, (entries[:, 2], pod(entries[:, 0]), pod(entries[:, 1])), entries[:, 3])
+        spare = R - used
+    a_, b_ = np.nonzero(np.triu(L1, 1))
+    rows = []
+    for a, b, c in zip(a_.tolist(), b_.tolist(), L1[a_, b_].tolist()):
+        i, j = int(pod(a)), int(pod(b))
+        for _ in range(c):
+            room = (load[a] < tau) & (load[b] < tau)
+            if not room.any():
+                return None
+            score = load[a] + load[b] + 0.0
+            if spare is not None:
+                score = np.where(spare[:, i, j] > 0, score - 4 * tau, score)
+            h = int(np.argmin(np.where(room, score, np.inf)))
+            load[a, h] += 1
+            load[b, h] += 1
+            if spare is not None:
+                spare[h, i, j] -= 1
+                spare[h, j, i] -= 1
+            rows += [(a, b, h, 1), (b, a, h, 1)]
+    if not rows:
+        return np.zeros((0, 4), dtype=np.int64)
+    new = np.array(rows, dtype=np.int64)
+    key, inv = np.unique(new[:, :3], axis=0, return_inverse=True)
+    return np.column_stack([key, np.bincount(inv.ravel(), new[:, 3])]).astype(np.int64)

@@ -67,8 +67,10 @@ def arch_names() -> tuple[str, ...]:
 
 
 def make_arch(name: str, n_gpus: int, reconfig: str | None = None, ecmp: str = "polarized",
-              cfg: RunConfig | None = None, check: bool = False) -> Arch:
-    """The architecture ``name`` (module docstring) at ``n_gpus`` GPUs."""
+              cfg: RunConfig | None = None, check: bool = False,
+              logical: str = "incremental") -> Arch:
+    """The architecture ``name`` (module docstring) at ``n_gpus`` GPUs; ``logical``: the
+    OCS controller's logical-topology mode (controller module docstring)."""
     m = ARCH_RE.match(name)
     if not m:
         raise InstanceError("arch", f"unknown architecture {name!r}; known: {', '.join(arch_names())}")
@@ -83,7 +85,7 @@ def make_arch(name: str, n_gpus: int, reconfig: str | None = None, ecmp: str = "
     kind, chip, tau = m.group(4), float(m.group(5)), int(m.group(6))
     cl = lumos_cluster(chip, tau, n_gpus)
     wiring = "cross" if kind == "lumos" else "uniform"
-    ctrl = OcsController(cl, wiring, reconfig or DEFAULT_RECONFIG[kind], cfg, check)
+    ctrl = OcsController(cl, wiring, reconfig or DEFAULT_RECONFIG[kind], cfg, check, logical)
     arch = Arch(name, cl, None, ctrl)
     arch.network_changed()
     return arch

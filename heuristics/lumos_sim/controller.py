@@ -7,6 +7,13 @@ method (ITV-MDMCF, ITV-MCF, ITV-ILP under Cross Wiring; Uniform-Greedy, Uniform-
 Helios under Uniform wiring), and the network the flows see afterwards: the realized
 logical links R[h, i, j] and the planned routing L_abh (spec 2.7 "Routing").
 
+Logical topology (``logical``): ``incremental`` (default, an addition) keeps the running
+jobs' spines and puts the new job's units on spines with room, existing circuits first
+(``heuristics.lumos_logical.extend_split``): running jobs' paths never move, and C changes
+only by what the new job needs; when a unit finds no spine, or with ``full`` ([002] as
+printed), Heuristic-Decomposition re-splits the whole L, which may move every job's path
+and makes the OCS layer rewire accordingly.
+
 Decisions (the papers are silent):
 * a job inside one Pod has L1 = 0 and triggers no reconfiguration (its traffic never
   crosses the OCS layer);
@@ -23,11 +30,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from heuristics.lumos_logical import heuristic_decomposition
+from heuristics.lumos_logical import extend_split, heuristic_decomposition
 from heuristics.lumos_requirement import leaf_requirement
 from instances.lumos import OcsConfig, ReconfigInstance, make_wiring
 from instances.lumos_check import config_metrics, fibre_paths, realized_topology
-from instances.lumos_logical import LogicalInstance
+from instances.lumos_logical import LogicalInstance, LogicalSolution
 from instances.lumos_placement import Cluster, Placement
 from toolkit.registry import RunConfig, problem
 
@@ -47,9 +54,12 @@ class OcsController:
     """Keeps L, the OCS configuration, R and the routing of one OCS fabric."""
 
     def __init__(self, cluster: Cluster, wiring: str = "cross", method: str = "itv-mdmcf",
-                 cfg: RunConfig | None = None, check: bool = False):
+                 cfg: RunConfig | None = None, check: bool = False, logical: str = "incremental"):
+        if logical not in ("incremental", "full"):
+            raise ValueError(f"logical must be 'incremental' or 'full', got {logical!r}")
         self.cluster, self.fabric = cluster, cluster.fabric
-        self.wiring, self.method, self.check = wiring, method, check
+        self.wiring, self.method, self.check, self.logical = wiring, method, check, logical
+        self.full_splits = 0              # admissions that re-decomposed the whole L
         self.cfg = cfg or RunConfig(backend="auto")
         self._prob = problem("lumos-reconfig")
         self._method = self._prob.methods[method]
@@ -78,8 +88,14 @@ class OcsController:
         a, b = np.nonzero(np.triu(req.L1, 1))
         self.job_L1[job_id] = (a, b, req.L1[a, b])
         self.L = req.L
-        split = heuristic_decomposition(LogicalInstance(self.fabric, self.L))
-        C = split.topology(self.fabric)
+        new = (extend_split(self.fabric, self.routes, req.L1, self.R)
+               if self.logical == "incremental" else None)
+        if new is None:                   # [002]: Heuristic-Decomposition of the whole L
+            entries = heuristic_decomposition(LogicalInstance(self.fabric, self.L)).entries
+            self.full_splits += 1
+        else:
+            entries = _merge(self.routes, new)
+        C = LogicalSolution(entries).topology(self.fabric)
         inst = ReconfigInstance(self.fabric, C, self.wiring, self.config)
         out = self._method.run(inst, self.cfg)
         method = self.method
@@ -103,14 +119,47 @@ class OcsController:
         rec = Reconfiguration(t, wall, req.sharing, method, {k: m[k] for k in (
             "rewiring", "circuits", "links", "links_added", "links_removed",
             "reallocated_share", "shortfall")})
+        rec.metrics["logical"] = "full" if new is None else "incremental"
         self.config = out.solution
-        self.routes = split.entries
+        self.routes = entries
         self.version += 1
         return rec
 
     def release(self, job_id: int) -> None:
-        """Subtract a finished job's L1 (spec 3 step 6); circuits stay."""
+        """Subtract a finished job's L1 (spec 3 step 6) and its units from the routing
+        split; circuits stay."""
         if job_id in self.job_L1:
             a, b, v = self.job_L1.pop(job_id)
+            self.routes = _remove_units(self.routes, a, b, v)
             self.L[a, b] -= v
             self.L[b, a] -= v
+
+
+def _merge(entries: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """Rows (a, b, h, count) of both, counts of equal (a, b, h) added."""
+    rows = np.concatenate([entries, new])
+    key, inv = np.unique(rows[:, :3], axis=0, return_inverse=True)
+    return np.column_stack([key, np.bincount(inv.ravel(), rows[:, 3])]).astype(np.int64)
+
+
+def _remove_units(entries: np.ndarray, a, b, v) -> np.ndarray:
+    """``entries`` less v[k] units of each pair {a[k], b[k]} (both orientations, the same
+    spines), taken from its rows in spine order. O(rows + pairs log rows)."""
+    if len(entries) == 0 or len(a) == 0:
+        return entries
+    e = entries.copy()
+    n = max(int(e[:, :2].max()), int(max(a.max(), b.max()))) + 1
+    lo, hi = np.minimum(e[:, 0], e[:, 1]), np.maximum(e[:, 0], e[:, 1])
+    pair = lo * n + hi
+    want = dict(zip((np.minimum(a, b) * n + np.maximum(a, b)).tolist(), np.asarray(v).tolist()))
+    fwd = np.flatnonzero(np.isin(pair, list(want)) & (e[:, 0] < e[:, 1]))
+    for r in fwd[np.lexsort((e[fwd, 2], pair[fwd]))].tolist():      # per pair, spine order
+        k = int(pair[r])
+        take = min(want[k], int(e[r, 3]))
+        if take <= 0:
+            continue
+        want[k] -= take
+        e[r, 3] -= take
+        back = np.flatnonzero((e[:, 0] == e[r, 1]) & (e[:, 1] == e[r, 0]) & (e[:, 2] == e[r, 2]))
+        e[back, 3] -= take
+    return e[e[:, 3] > 0]

@@ -1,0 +1,87 @@
+"""The simulator's OCS controller: the incremental logical topology (extend_split) and the
+release of a job's units, on hand cases and random requirements."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from heuristics.lumos_logical import extend_split, heuristic_decomposition
+from heuristics.lumos_sim.controller import OcsController, _merge, _remove_units
+from heuristics.lumos_placement import greedy_placement
+from instances.lumos import Fabric
+from instances.lumos_logical import LogicalInstance, LogicalSolution
+from instances.lumos_placement import Cluster, Job, PlacementInstance
+from instances.lumos_workloads import random_requirement
+
+
+def _loads(fab, entries):
+    load = np.zeros((fab.n_leaves, fab.H), dtype=np.int64)
+    np.add.at(load, (entries[:, 0], entries[:, 2]), entries[:, 3])
+    return load
+
+
+def _dense(fab, entries):
+    L = np.zeros((fab.n_leaves, fab.n_leaves), dtype=np.int64)
+    np.add.at(L, (entries[:, 0], entries[:, 1]), entries[:, 3])
+    return L
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_extend_split_keeps_the_old_split_and_respects_eq6(seed):
+    fab = Fabric(4, 8, 8, 2)
+    L_old = random_requirement(fab, seed, None, 0.4)
+    old = heuristic_decomposition(LogicalInstance(fab, L_old)).entries
+    L1 = random_requirement(fab, seed + 100, None, 0.3)
+    room = fab.k_leaf - L_old.sum(axis=1)
+    L1 = np.minimum(L1, np.minimum.outer(room, room) // 2)     # within the caps, roughly
+    new = extend_split(fab, old, L1)
+    if new is None:
+        return                                                  # no spine: caller re-splits
+    both = _merge(old, new)
+    assert np.array_equal(_dense(fab, both), L_old + L1)        # (5): every unit placed
+    assert np.array_equal(_dense(fab, new), _dense(fab, new).T)
+    assert _loads(fab, both).max() <= fab.tau                   # (6)
+
+
+def test_extend_split_prefers_existing_circuits_and_refuses_when_full():
+    fab = Fabric(2, 4, 4, 1)                                    # H = 4, 4 leaves per Pod
+    L1 = np.zeros((8, 8), dtype=np.int64)
+    L1[0, 4] = L1[4, 0] = 1
+    R = np.zeros((4, 2, 2), dtype=np.int64)
+    R[2, 0, 1] = R[2, 1, 0] = 1                                 # a spare link in group 2
+    new = extend_split(fab, np.zeros((0, 4), np.int64), L1, R)
+    assert sorted(map(tuple, new.tolist())) == [(0, 4, 2, 1), (4, 0, 2, 1)]
+    full = np.array([[0, 5, h, 1] for h in range(4)] + [[5, 0, h, 1] for h in range(4)])
+    assert extend_split(fab, full, L1, R) is None               # leaf 0 has no spine left
+
+
+def test_remove_units_undoes_a_job():
+    fab = Fabric(4, 8, 8, 2)
+    old = heuristic_decomposition(LogicalInstance(fab, random_requirement(fab, 1, None, 0.4))).entries
+    L1 = np.zeros((fab.n_leaves,) * 2, dtype=np.int64)
+    L1[0, 9] = L1[9, 0] = 2
+    L1[1, 13] = L1[13, 1] = 1
+    new = extend_split(fab, old, L1)
+    assert new is not None
+    back = _remove_units(_merge(old, new), np.array([0, 1]), np.array([9, 13]), np.array([2, 1]))
+    assert np.array_equal(_dense(fab, back), _dense(fab, old))
+
+
+def test_controller_admit_and_release_keep_L_and_routes_consistent():
+    cl = Cluster(Fabric(4, 8, 8, 2), 8)                         # 32 GPUs per Pod
+    ctrl = OcsController(cl, check=True)
+    busy = np.zeros(cl.n_gpus, dtype=bool)
+    placed = []
+    for j, job in enumerate([Job(48, tp=8, pp=2, dp=3), Job(40, tp=8, pp=5),
+                             Job(24, tp=8, pp=3)]):
+        p = greedy_placement(PlacementInstance(cl, busy, job))
+        busy[p.gpus] = True
+        ctrl.admit(p, j, 0.0)
+        placed.append(p)
+        assert np.array_equal(_dense(cl.fabric, ctrl.routes), ctrl.L)
+        C = LogicalSolution(ctrl.routes).topology(cl.fabric)
+        assert (ctrl.R >= C).all()                              # Cross Wiring realizes C
+    for j in range(3):
+        ctrl.release(j)
+        assert np.array_equal(_dense(cl.fabric, ctrl.routes), ctrl.L)
+    assert not ctrl.L.any() and len(ctrl.routes) == 0

@@ -55,34 +55,27 @@ def warm_rounds(D: np.ndarray, eps: float, edge_mode: str = "supp"
     top = int(max(rdeg.max(initial=0), cdeg.max(initial=0)))
     crit_r, crit_c = rdeg == top, cdeg == top
     supp = edge_mode == "supp"
-    cost = -D_rem                                           # allowed cells = S initially
-    cost[(crit_r[:, None] | crit_c[None, :]) & ~S] = np.inf
-    u, v = np.zeros(n), np.zeros(n)
+    # R = cost - u - v: the reduced costs; cost = -D_rem on allowed cells (= S now), 0 on
+    # idle pairs, +inf where a critical line would leave S_rem (spec 2.2.1)
+    R = -D_rem
+    R[(crit_r[:, None] | crit_c[None, :]) & ~S] = np.inf
     perms: list[np.ndarray] = []
     alphas: list[float] = []
     while top > 0:
-        C = cost - u[:, None]
-        C -= v[None, :]
-        m = C.min(axis=0)                                   # finite: spec 2.2.1 feasibility
-        C -= m[None, :]
-        v += m
-        r, c = linear_sum_assignment(C)                     # r = arange(n)
-        base = C[r, c]
-        dv = np.minimum((C - base[:, None]).min(axis=0), 0.0)   # one Bellman-Ford pass
-        u += base - dv[c]
-        v += dv
-        # real edges: allowed cells (S_rem, or residual demand in "supp" mode)
+        R -= R.min(axis=0)                  # v_j += column minimum: dual feasible again
+        r, c = linear_sum_assignment(R)     # r = arange(n)
+        R -= R[r, c][:, None]               # u_i += reduced cost of its new edge: tight
         on_S = S[r, c]
-        vals = D_rem[r, c]
-        real = on_S | (vals > eps) if supp else on_S
-        if np.any(crit_r & ~on_S) or np.any(crit_c[c] & ~on_S):
+        if ((crit_r | crit_c[c]) & ~on_S).any():
             raise AssertionError("MWM-Node-Coverage left a critical line uncovered")
-        rows, cols, vals, on_S = r[real], c[real], vals[real], on_S[real]
+        old = D_rem[r, c]
+        real = on_S | (old > eps) if supp else on_S       # allowed cells; others idle
+        rows, cols, old, on_S = r[real], c[real], old[real], on_S[real]
         perm = np.full(n, -1, dtype=np.int64)
         perm[rows] = cols
-        pos = vals > eps
-        alpha = float(vals[pos].min()) if pos.any() else 0.0               # line 5
-        vals = vals - alpha                                                 # line 8
+        pos = old > eps
+        alpha = float(old[pos].min()) if pos.any() else 0.0                 # line 5
+        vals = old - alpha                                                  # line 8
         vals[vals < eps] = 0.0          # clamp round-off (spec 2.2.3)
         D_rem[rows, cols] = vals
         S[rows, cols] = False                                               # line 9
@@ -91,18 +84,18 @@ def warm_rounds(D: np.ndarray, eps: float, edge_mode: str = "supp"
         perms.append(perm)
         alphas.append(alpha)
         top -= 1                        # Koenig: every critical line lost one S_rem edge
-        new_r = ~crit_r & (rdeg == top)
-        new_c = ~crit_c & (cdeg == top)
+        new_r = (rdeg == top) & ~crit_r
+        new_c = (cdeg == top) & ~crit_c
         crit_r |= new_r
         crit_c |= new_c
-        # matched cells left S_rem: forbidden (+inf) on a critical line, else -D_rem if
-        # still allowed ("supp" and residual demand), else an idle pair (0)
+        # the matched cells left S_rem: cost -old -> +inf on a critical line, else
+        # -vals if still allowed ("supp", residual demand), else 0 (idle pair)
         keep = vals > eps if supp else np.zeros(vals.size, dtype=bool)
-        cost[rows, cols] = np.where(crit_r[rows] | crit_c[cols], np.inf,
-                                    np.where(keep, -vals, 0.0))
+        R[rows, cols] += np.where(crit_r[rows] | crit_c[cols], np.inf,
+                                  np.where(keep, old - vals, old))
         if top > 0:
-            _forbid_off_support(cost, S, np.flatnonzero(new_r), False)
-            _forbid_off_support(cost, S, np.flatnonzero(new_c), True)
+            _forbid_off_support(R, S, np.flatnonzero(new_r), False)
+            _forbid_off_support(R, S, np.flatnonzero(new_c), True)
     return perms, alphas
 
 

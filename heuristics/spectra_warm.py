@@ -25,7 +25,8 @@ optimal duals still 12.5 ms: the solver rebuilds the matching row by row (n Dijk
 scans of n columns), which is its floor. The column reduction removes the
 expert-popularity skew that sends the cold solve down long augmenting paths. Rejected:
 scipy's sparse LAPJVsp (``min_weight_full_bipartite_matching``) took 34 ms (about 60-80
-us of wrapper overhead per call, no gain from reduced costs); a numpy Hungarian that
+us of wrapper overhead per call, no gain from reduced costs), OR-Tools'
+``SimpleLinearSumAssignment`` (integer cost scaling) 70 ms; a numpy Hungarian that
 repairs only the rows whose matched edge vanished needs one Python-level Dijkstra per
 row, and on MoE every row's edge vanishes every round (all lines critical); a Koenig
 edge colouring covers the critical lines but drops the max-weight objective.

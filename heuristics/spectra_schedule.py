@@ -75,13 +75,16 @@ def to_schedule(dec: Decomposition, sched: list[list[list]]) -> SpectraSchedule:
 
 def spectra(inst: SpectraInstance, equalize_loads: bool = True, refine: str = "greedy",
             edge_mode: str = "supp", merge_identical: bool = False,
-            dec: Decomposition | None = None, backend: str = "auto") -> SpectraSchedule:
+            dec: Decomposition | None = None, backend: str = "auto",
+            matching: str = "warm") -> SpectraSchedule:
     """Spectra (Section III): Decompose, Schedule (LPT), Equalize.
 
-    ``dec`` may be a cached decomposition (it does not depend on s or delta, spec 6.17).
+    ``dec`` may be a cached decomposition (it does not depend on s or delta, spec 6.17);
+    ``matching`` picks Decompose's assignment rounds ("warm" or the "cold" reference).
     """
     if dec is None:
-        dec = decompose(inst.demand, edge_mode=edge_mode, refine=refine, backend=backend)
+        dec = decompose(inst.demand, edge_mode=edge_mode, refine=refine, backend=backend,
+                        matching=matching)
     sched = lpt_schedule(dec, inst.switches, inst.delay)
     if equalize_loads:
         equalize(sched, inst.delay, merge_identical=merge_identical)

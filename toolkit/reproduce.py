@@ -36,8 +36,8 @@ TARGETS: dict[str, Target] = {
     "spectra-example": Target("benchmarks.spectra_example:run",
                               "Spectra worked example, Figs. 2-4 (0.62 -> 0.525)", "~2 s", None),
     "spectra-runtime": Target("benchmarks.spectra_runtime:run",
-                              "Spectra runtime and makespan/LB on n=100 benchmark matrices",
-                              "~25 s", "~5 s", "full"),
+                              "Spectra runtime per matrix, warm vs cold Decompose (GPT, MoE, "
+                              "benchmark; n=100, 256, 512), and makespan/LB", "~4.5 min", "~20 s"),
     "spectra-fig5": Target("benchmarks.spectra_figs:run_fig5",
                            "Spectra Fig. 5: synthetic MoE traffic heatmap and statistics",
                            "~5 s", "~5 s"),

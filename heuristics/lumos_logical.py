@@ -61,6 +61,8 @@ def greedy_assign(inst: LogicalInstance) -> LogicalSolution:
                 h = int(np.argmin(np.where(room, both, both + fab.k_leaf + 1)))
             load[a, h] += 1
             load[b, h] += 1
+            pod_load[i, h] += 1
+            pod_load[j, h] += 1
             ports[pod[a], h] += 1
             ports[pod[b], h] += 1
             rows.append((a, b, h))
@@ -78,7 +80,8 @@ def extend_split(fab, entries: np.ndarray, L1: np.ndarray, R: np.ndarray | None 
     """Incremental logical topology (an addition for the running stage, not in [002]): keep
     the running jobs' split ``entries`` (rows a, b, h, count, both orientations) and put
     each unit {a, b} of the new job's requirement ``L1`` on one spine h with room at both
-    leaves (load < tau, eq. 6), symmetrically (eq. 8 holds); among those, a spine whose
+    leaves (load < tau, eq. 6) and at both Pods' spines (eq. 12), symmetrically (eq. 8
+    holds); among those, a spine whose
     realized links ``R[h, pod a, pod b]`` exceed the running jobs' use first (an existing
     circuit: nothing to rewire), then the least-loaded. Running jobs' paths never move (the
     reconfiguration is hitless for them). Returns the new rows (both orientations), or None
@@ -88,6 +91,9 @@ def extend_split(fab, entries: np.ndarray, L1: np.ndarray, R: np.ndarray | None 
     pod = fab.pod_of_leaf
     load = np.zeros((fab.n_leaves, H), dtype=np.int64)
     np.add.at(load, (entries[:, 0], entries[:, 2]), entries[:, 3])
+    # eq. (12): spine (i, h) has k_spine OCS ports; an old split with tau = 1 may load a
+    # leaf twice (Heuristic-Decomposition's contention 2), so the Pod budget binds apart
+    pod_load = load.reshape(fab.pods, fab.leaves_per_pod, H).sum(axis=1)
     spare = None
     if R is not None:
         used = np.zeros_like(R)
@@ -98,7 +104,8 @@ def extend_split(fab, entries: np.ndarray, L1: np.ndarray, R: np.ndarray | None 
     for a, b, c in zip(a_.tolist(), b_.tolist(), L1[a_, b_].tolist()):
         i, j = int(pod(a)), int(pod(b))
         for _ in range(c):
-            room = (load[a] < tau) & (load[b] < tau)
+            room = ((load[a] < tau) & (load[b] < tau) & (pod_load[i] < fab.k_spine)
+                    & (pod_load[j] < fab.k_spine))
             if not room.any():
                 return None
             score = load[a] + load[b] + 0.0
@@ -107,6 +114,8 @@ def extend_split(fab, entries: np.ndarray, L1: np.ndarray, R: np.ndarray | None 
             h = int(np.argmin(np.where(room, score, np.inf)))
             load[a, h] += 1
             load[b, h] += 1
+            pod_load[i, h] += 1
+            pod_load[j, h] += 1
             if spare is not None:
                 spare[h, i, j] -= 1
                 spare[h, j, i] -= 1

@@ -41,6 +41,22 @@ def test_extend_split_keeps_the_old_split_and_respects_eq6(seed):
     assert np.array_equal(_dense(fab, both), L_old + L1)        # (5): every unit placed
     assert np.array_equal(_dense(fab, new), _dense(fab, new).T)
     assert _loads(fab, both).max() <= fab.tau                   # (6)
+    C = LogicalSolution(both).topology(fab)
+    assert C.sum(axis=2).max() <= fab.k_spine                   # (12)
+
+
+def test_extend_split_keeps_eq12_over_a_contended_old_split():
+    """tau = 1: an old split loading some leaves twice on a spine (Heuristic-Decomposition's
+    contention 2) may fill a Pod's spine ports; new units must not push it over k_spine."""
+    fab = Fabric(2, 4, 4, 1)                                    # 4 leaves per Pod, H = 4
+    old = []
+    for h in range(4):                                          # leaves 0, 1 twice on every spine
+        for a in (0, 1):
+            old += [[a, 4 + a, h, 2], [4 + a, a, h, 2]]
+    old = np.array(old)                                         # Pod spines: 4 links = k_spine
+    L1 = np.zeros((8, 8), dtype=np.int64)
+    L1[2, 6] = L1[6, 2] = 1                                     # leaves 2, 6 have room (load 0)
+    assert extend_split(fab, old, L1) is None                   # but their Pods' spines do not
 
 
 def test_extend_split_prefers_existing_circuits_and_refuses_when_full():

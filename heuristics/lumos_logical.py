@@ -61,8 +61,6 @@ def greedy_assign(inst: LogicalInstance) -> LogicalSolution:
                 h = int(np.argmin(np.where(room, both, both + fab.k_leaf + 1)))
             load[a, h] += 1
             load[b, h] += 1
-            pod_load[i, h] += 1
-            pod_load[j, h] += 1
             ports[pod[a], h] += 1
             ports[pod[b], h] += 1
             rows.append((a, b, h))

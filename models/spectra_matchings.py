@@ -53,7 +53,7 @@ def maximal_matchings(S: np.ndarray, cap: int | None = None) -> np.ndarray:
     Returns an (M, n) int array, row r = a matching as a partial permutation (-1 = idle
     input), in lexicographic order of the rows' choices. Breadth-first over the inputs,
     vectorized over the partial matchings; ``cap`` bounds the partial matchings kept (a
-    ValueError past it). Maximality: no support entry (i, j) with input i idle and output j
+    ValueError before it would be passed, so memory stays O(cap n)). Maximality: no support entry (i, j) with input i idle and output j
     free.
     """
     S = np.asarray(S, dtype=bool)
@@ -61,6 +61,9 @@ def maximal_matchings(S: np.ndarray, cap: int | None = None) -> np.ndarray:
     perms = np.full((1, n), -1, dtype=np.int64)
     used = np.zeros((1, n), dtype=bool)
     for i in range(n):
+        grow = int((~used[:, S[i]]).sum())           # new partial matchings through input i
+        if cap is not None and len(perms) + grow > cap:
+            raise ValueError(f"more than {cap} partial matchings")
         parts_p, parts_u = [perms], [used]          # input i idle
         for j in np.flatnonzero(S[i]):
             ok = ~used[:, j]
@@ -69,8 +72,6 @@ def maximal_matchings(S: np.ndarray, cap: int | None = None) -> np.ndarray:
             parts_p.append(p)
             parts_u.append(u)
         perms, used = np.concatenate(parts_p), np.concatenate(parts_u)
-        if cap is not None and len(perms) > cap:
-            raise ValueError(f"more than {cap} partial matchings")
     idle = perms < 0                                 # (M, n) input idle
     # blocked[r] = some support entry (i, j) has i idle and j free in matching r
     blocked = ((idle.astype(np.int64) @ S.astype(np.int64)) * (~used)).any(axis=1)
@@ -80,7 +81,8 @@ def maximal_matchings(S: np.ndarray, cap: int | None = None) -> np.ndarray:
 
 
 def count_maximal_matchings(inst: SpectraInstance, cap: int = 200_000) -> int:
-    """Number of maximal matchings of supp(D) (the model's columns); cap + 1 when over cap."""
+    """Number of maximal matchings of supp(D) (the model's columns); cap + 1 when the
+    enumeration would hold more than ``cap`` partial matchings."""
     try:
         return len(maximal_matchings(support(inst.demand), cap=cap))
     except ValueError:
@@ -97,6 +99,7 @@ class MatchingHandles:
     z: gp.MVar                 # (s, M) matching m on switch h
     alpha: gp.MVar             # (s, M) its duration
     y: gp.MVar                 # (s, P) service of the pair on switch h
+    w: gp.MVar | None          # (s, |E|) entry e served on switch h (line cuts)
     C: gp.Var
 
 
@@ -107,7 +110,7 @@ def matching_pairs(matchings: np.ndarray, edges: np.ndarray) -> tuple[np.ndarray
 
 
 def build_matching_milp(inst: SpectraInstance, lb: float | None = None,
-                        ub: float | None = None, symmetry: bool = True,
+                        ub: float | None = None, symmetry: bool = True, line_cuts: bool = True,
                         matchings: np.ndarray | None = None) -> tuple[gp.Model, MatchingHandles]:
     """The model in the module docstring; ``lb``/``ub`` are the optional cuts LB <= C <= UB."""
     D, s, delta = inst.demand, inst.switches, inst.delay
@@ -146,6 +149,25 @@ def build_matching_milp(inst: SpectraInstance, lb: float | None = None,
         model.addConstr(sum(Ep @ y[h] for h in range(s)) >= dem, name="eq3_cover")
     # Eqs. 2/4 makespan: C >= sum_m (delta z_hm + alpha_hm) on every switch.
     model.addConstr(C >= delta * z.sum(axis=1) + alpha.sum(axis=1), name="eq4_makespan")
+    w = None
+    if line_cuts and M:
+        # Line cuts: w_he = 1 when entry e is served on switch h. The configurations serving
+        # the entries of one line on one switch are distinct (one entry per line in a
+        # matching), so each served entry costs its own delta plus its service on that switch.
+        w = model.addMVar((s, len(rows)), vtype=GRB.BINARY, name="w")
+        served = [Ep @ y[h] for h in range(s)]
+        lines = [sp.csr_matrix((np.ones(len(rows)), (rows, np.arange(len(rows)))),
+                               shape=(n_lines := D.shape[0], len(rows))),
+                 sp.csr_matrix((np.ones(len(rows)), (cols, np.arange(len(rows)))),
+                               shape=(n_lines, len(rows)))]
+        for h in range(s):
+            model.addConstr(served[h] <= dem * w[h], name=f"serve_if_assigned[{h}]")
+            for k, Lm in enumerate(lines):
+                Lm = Lm[np.flatnonzero(Lm.getnnz(axis=1))]
+                model.addConstr(C >= delta * (Lm @ w[h]) + Lm @ served[h],
+                                name=f"line_makespan[{h},{'rc'[k]}]")
+                model.addConstr(z[h].sum() >= Lm @ w[h], name=f"line_configs[{h},{'rc'[k]}]")
+        model.addConstr(w.sum(axis=0) >= 1, name="served_somewhere")
     # Identical switches: ordered by their first (lowest-index) matching, empty ones last.
     if symmetry and s > 1 and M:
         L = sp.csr_matrix(np.tril(np.ones((M, M))))     # sum over m' <= m
@@ -153,7 +175,7 @@ def build_matching_milp(inst: SpectraInstance, lb: float | None = None,
             model.addConstr(z[h] <= L @ z[h - 1], name=f"sym_switches[{h}]")
     model.setObjective(C, GRB.MINIMIZE)
     model.update()
-    return model, MatchingHandles(inst, mt, pm, pe, edges, z, alpha, y, C)
+    return model, MatchingHandles(inst, mt, pm, pe, edges, z, alpha, y, w, C)
 
 
 def schedule_to_matchings(h: MatchingHandles, sched: SpectraSchedule) -> tuple[np.ndarray,
@@ -194,8 +216,16 @@ def matching_start(h: MatchingHandles, sched: SpectraSchedule) -> dict:
     al = np.minimum(al, h.alpha.UB) if h.z.shape[1] else al
     dem = h.inst.demand[h.edges[:, 0], h.edges[:, 1]]
     y = np.minimum(al[:, h.pair_m], dem[h.pair_e][None, :] * z[:, h.pair_m])
+    # Two configurations on one switch may both serve an entry: cap its service there at D_e.
+    served = np.zeros((y.shape[0], len(dem)))
+    for hh in range(y.shape[0]):
+        np.add.at(served[hh], h.pair_e, y[hh])
+    y *= np.minimum(1.0, dem[None, :] / np.maximum(served, 1e-300))[:, h.pair_e]
     start = {}
-    for var, val in ((h.z, z), (h.alpha, al), (h.y, y)):
+    pairs = [(h.z, z), (h.alpha, al), (h.y, y)]
+    if h.w is not None:
+        pairs.append((h.w, (served > 0).astype(float)))
+    for var, val in pairs:
         start.update(zip(np.ravel(var.tolist()), np.ravel(val)))
     loads = h.inst.delay * z.sum(axis=1) + al.sum(axis=1)
     start[h.C] = float(loads.max(initial=0.0))

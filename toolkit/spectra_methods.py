@@ -61,6 +61,8 @@ MATCHING_OPTIONS = (
     Option("lb_cut", bool, True, "C >= the Theorem 1-2 lower bound"),
     Option("ub_cut", bool, True, "C <= Spectra's makespan (and durations capped by it)"),
     Option("line_cuts", bool, True, "per-line, per-switch makespan cuts with entry-served binaries"),
+    Option("switch_line", bool, True, "per-line, per-switch cuts with the switch's whole "
+           "configuration count (LP-implied; helps HiGHS's search)"),
     Option("symmetry", bool, True, "order the identical switches by their first matching"),
     Option("start", bool, True, "Spectra's schedule as MIP start"),
     Option("max_matchings", int, MAX_MATCHINGS, "decline supports with more maximal matchings",
@@ -125,7 +127,8 @@ def run_milp_matchings(inst: SpectraInstance, cfg: RunConfig) -> MethodOutput:
     model, h = build_matching_milp(inst, lb=lb if cfg.option("lb_cut") else None,
                                    ub=ub if cfg.option("ub_cut") else None,
                                    symmetry=cfg.option("symmetry"),
-                                   line_cuts=cfg.option("line_cuts"))
+                                   line_cuts=cfg.option("line_cuts"),
+                                   switch_line=cfg.option("switch_line"))
     start = matching_start(h, seed) if cfg.option("start") else None
     res = solve(model, start=start, **cfg.solve_kw())
     sol = extract_matching_milp(h, res) if res.has_solution else None

@@ -64,7 +64,7 @@ TARGETS: dict[str, Target] = {
     "spectra-gap": Target("benchmarks.spectra_gap:run",
                           "Spectra gap study: proven optimum (matching MILP, HiGHS) and OPT_T (slot "
                           "MILP) vs Spectra vs lower bound, n = 3, 4, 6",
-                          "~25 min", "~3 min"),
+                          "~1 h", "~10 min", "both"),
     "delta-sim": Target("benchmarks.delta_sim:run",
                         "DELTA simulator time per evaluation and baseline NCT, Table I workloads",
                         "~1 min", "~15 s", "full"),

@@ -7,7 +7,8 @@ independent checker:
 * ``milp-matchings`` (models.spectra_matchings): the proven optimum OPT (no slot limit),
   on every instance, n = 3, 4 and 6;
 * ``milp`` (spec 3.7, the slot MILP): OPT_T with T = max(k, Spectra's slots per switch),
-  an upper bound on OPT; only for n <= 4 (at n = 6 it does not close in minutes).
+  an upper bound on OPT; only for n <= 4 (issue 17: some n = 4 instances stay open after
+  30-60 s already).
 
 So LB <= OPT <= min(OPT_T, Spectra) on every solved instance; the gaps are taken against OPT.
 

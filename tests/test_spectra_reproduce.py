@@ -49,9 +49,12 @@ def test_gap_study_pipeline(tmp_path, monkeypatch):
     monkeypatch.setattr(gap, "instances", two)
     gap.run(quick=True, out_dir=tmp_path)
     df = pd.read_csv(tmp_path / "spectra_gap.csv")
-    assert len(df) == 2 and (df.milp_status == "optimal").all()
-    assert (df.lb <= df.opt_T + 1e-7).all() and (df.opt_T <= df.spectra + 1e-7).all()
-    assert "LB <= OPT_T <= Spectra on every instance: **yes**" in (tmp_path / "spectra_gap.md").read_text()
+    assert len(df) == 2 and (df.milp_status == "optimal").all() and (df.opt_status == "optimal").all()
+    assert (df.lb <= df.opt + 1e-7).all() and (df.opt <= df.spectra + 1e-7).all()
+    assert (df.opt <= df.opt_T + 1e-7).all()
+    assert (df.opt_bound >= df.opt - 1e-7).all() and (df.matchings > 0).all()
+    assert ("LB <= OPT <= Spectra, and OPT <= OPT_T where both are proven, on every solved "
+            "instance: **yes**") in (tmp_path / "spectra_gap.md").read_text()
 
 
 def test_factor_table_compares_the_paper_only_with_s_2_and_4():

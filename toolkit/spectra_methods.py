@@ -27,8 +27,14 @@ milp_start = lazy("models.spectra_milp", "milp_start")
 build_split_milp = lazy("models.spectra_split", "build_split_milp")
 extract_split = lazy("models.spectra_split", "extract_split")
 split_start = lazy("models.spectra_split", "split_start")
+build_matching_milp = lazy("models.spectra_matchings", "build_matching_milp")
+count_maximal_matchings = lazy("models.spectra_matchings", "count_maximal_matchings")
+extract_matching_milp = lazy("models.spectra_matchings", "extract_matching_milp")
+matching_start = lazy("models.spectra_matchings", "matching_start")
+schedule_makespan = lazy("instances.spectra", "makespan")
 
 MILP_MAX_VARS = 5000  # above this, `milp` declines (override: --option max_vars=N)
+MAX_MATCHINGS = 2000  # above this, `milp-matchings` declines (n <= 6 has a few hundred)
 
 EDGE_MODE = Option("edge_mode", str, "supp", "Decompose's edge set: support of D (supp) or of the "
                    "remaining demand (srem)", choices=("supp", "srem"))
@@ -50,6 +56,17 @@ MILP_OPTIONS = (
     Option("symmetry", bool, True, "symmetry-breaking constraints"),
     Option("start", bool, True, "Spectra's schedule as MIP start"),
     Option("max_vars", int, MILP_MAX_VARS, "decline models with more variables", minimum=0))
+
+MATCHING_OPTIONS = (
+    Option("lb_cut", bool, True, "C >= the Theorem 1-2 lower bound"),
+    Option("ub_cut", bool, True, "C <= Spectra's makespan (and durations capped by it)"),
+    Option("line_cuts", bool, True, "per-line, per-switch makespan cuts with entry-served binaries"),
+    Option("switch_line", bool, True, "per-line, per-switch cuts with the switch's whole "
+           "configuration count (LP-implied; helps HiGHS's search)"),
+    Option("symmetry", bool, True, "order the identical switches by their first matching"),
+    Option("start", bool, True, "Spectra's schedule as MIP start"),
+    Option("max_matchings", int, MAX_MATCHINGS, "decline supports with more maximal matchings",
+           minimum=1))
 
 
 def _spectra_opts(cfg: RunConfig) -> dict:
@@ -99,6 +116,32 @@ def run_milp(inst: SpectraInstance, cfg: RunConfig) -> MethodOutput:
     res = solve(model, start=start, **cfg.solve_kw())
     sol = extract_milp(h, res) if res.has_solution else None
     return MethodOutput(sol, res, {"slots": slots})
+
+
+def run_milp_matchings(inst: SpectraInstance, cfg: RunConfig) -> MethodOutput:
+    """Exact makespan MILP over maximal matchings (models.spectra_matchings): no slot
+    limit, so its optimum is OPT itself; Spectra's schedule as MIP start and upper bound."""
+    seed = spectra(inst)
+    lb = lower_bound(inst.demand, inst.switches, inst.delay)
+    ub = schedule_makespan(seed, inst.delay)
+    model, h = build_matching_milp(inst, lb=lb if cfg.option("lb_cut") else None,
+                                   ub=ub if cfg.option("ub_cut") else None,
+                                   symmetry=cfg.option("symmetry"),
+                                   line_cuts=cfg.option("line_cuts"),
+                                   switch_line=cfg.option("switch_line"))
+    start = matching_start(h, seed) if cfg.option("start") else None
+    res = solve(model, start=start, **cfg.solve_kw())
+    sol = extract_matching_milp(h, res) if res.has_solution else None
+    return MethodOutput(sol, res, {"matchings": len(h.matchings)})
+
+
+def matchings_applicable(inst: SpectraInstance, cfg: RunConfig) -> str | None:
+    cap = cfg.option("max_matchings")
+    count = count_maximal_matchings(inst, cap=50 * cap)
+    if count > cap:
+        return (f"supp(D) of n={inst.n} has {count if count <= 50 * cap else f'> {50 * cap}'} "
+                f"maximal matchings > max_matchings={cap}; use --option max_matchings=N to force")
+    return None
 
 
 def milp_applicable(inst: SpectraInstance, cfg: RunConfig) -> str | None:
@@ -199,7 +242,7 @@ register_problem(Problem(
     sense="min",
     metrics=("makespan", "lower_bound", "ratio_lb", "degree", "n_configs",
              "max_configs_per_switch", "slots", "refine_lp_objective", "decompose_configs",
-             "split_nnz", "split_status", "split_bound"),
+             "split_nnz", "split_status", "split_bound", "matchings"),
     methods={m.name: m for m in [
         Method("spectra", "heuristic", run_spectra,
                "Decompose (k=degree perms) + LPT Schedule + Equalize (Algs. 1-4)",
@@ -223,6 +266,10 @@ register_problem(Problem(
                "exact min-makespan MILP with T slots/switch (spec 3.7, not in the paper), "
                "MIP start from Spectra",
                MILP_OPTIONS, applicable=milp_applicable),
+        Method("milp-matchings", "model", run_milp_matchings,
+               "exact min-makespan MILP over the maximal matchings of supp(D) with line cuts "
+               "(not in the paper; no slot limit, proves OPT), MIP start from Spectra",
+               MATCHING_OPTIONS, applicable=matchings_applicable),
     ]},
     default_method="spectra",
     bound=lambda inst: lower_bound(inst.demand, inst.switches, inst.delay),

@@ -240,9 +240,13 @@ def _merged_rates(A: sp.csc_matrix, cap: np.ndarray, w: np.ndarray, limit: np.nd
         return np.zeros(0)
     rng = np.random.default_rng(12345)
     tag = A.T @ rng.random(A.shape[0]) if A.shape[0] else np.zeros(n)
-    keys = np.stack([tag, limit], axis=1)
-    _, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-    inv = inv.ravel()
+    order = np.lexsort((limit, tag))          # stable: a group's first flow leads it
+    ts, ls = tag[order], limit[order]
+    lead = np.ones(n, dtype=bool)
+    lead[1:] = (ts[1:] != ts[:-1]) | (ls[1:] != ls[:-1])
+    inv = np.empty(n, dtype=np.int64)
+    inv[order] = np.cumsum(lead) - 1
+    first = order[lead]
     wm = np.bincount(inv, w, len(first))
     r = maxmin_rates(A[:, first], cap, wm, limit[first])
     return r[inv]

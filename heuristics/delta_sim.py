@@ -15,6 +15,7 @@ Cost: O(events x active tasks); the NIC-free fast path is vectorized.
 from __future__ import annotations
 
 import heapq
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +24,7 @@ from instances.dag import topological_order
 from instances.delta import DeltaInstance, DeltaSolution, nic_groups
 
 EPS = 1e-9
+REL_TIME = 1e-12       # event-time tolerance, relative to t + SimGraph.t_scale (issue 18)
 
 
 @dataclass
@@ -61,6 +63,11 @@ class SimGraph:
             self.succ_idx = np.array([a for a, _ in flat], dtype=np.int64)
             self.succ_del = np.array([d for _, d in flat], dtype=float)
         self.nic_lists = [list(map(int, c)) for c in self.nics]
+        # the instance's time scale (ms): its largest release, tail, delay, fixed duration
+        # or full-rate comm duration; the simulator's time tolerance is relative to it
+        full = self.volume[self.comm] / (self.flows[self.comm] * self.bandwidth)
+        self.t_scale = float(max([self.q0, *(np.max(a, initial=0.0) for a in (
+            self.release, self.tail, self.succ_del, self.dur, full))]))
 
 
 def compile_graph(inst: DeltaInstance) -> SimGraph:
@@ -129,13 +136,34 @@ class SimResult:
         return DeltaSolution(np.asarray(x), self.times, self.vol, self.start, self.finish)
 
 
+class SimulationError(RuntimeError):
+    """A violated simulator invariant (a step that neither advances time nor starts or
+    completes a task, or a stall): names the time and the active tasks."""
+
+
+class SimulationInterrupted(RuntimeError):
+    """The caller's deadline passed during a simulation (only with ``deadline`` set)."""
+
+
 def simulate(inst_or_graph, x=None, policy: str = "maxmin", ideal: bool = False,
-             zero_comm: bool = False, trace: bool = True) -> SimResult:
+             zero_comm: bool = False, trace: bool = True, deadline: float | None = None) -> SimResult:
     """Simulate one iteration on topology ``x`` (circuits per link).
 
     Returns start/finish per task, the makespan C = max(Q_0, max_m C_m + q_m) and, with
     ``trace``, the piecewise-constant schedule (interval times and volumes). A topology
     with x_e = 0 on a link with traffic gives makespan = inf.
+
+    [DECISION] issue 18 (termination): spec 3.5 step 3 completes a task when its remaining
+    volume is <= 1e-9 V_m; on long iterations at high bandwidth the rounding of event times
+    (ulp(t) x rate) leaves more than that, the next event then falls within ulp(t) of t
+    and time stops. Here completion is decided on times: at each event the next time
+    t' is the earliest pending start, fixed-task end or comm finish t + v_m / rate_m, and
+    every comm task whose finish is <= t' + tol completes (sending its remainder), with
+    tol = 1e-12 (t' + the instance's time scale, ``SimGraph.t_scale``). The task attaining
+    t' always completes, so every step starts or completes a task or advances time, and a
+    run takes at most 2 |M| steps; a step that does neither raises SimulationError.
+    ``deadline`` (a ``time.monotonic()`` value; None = never look at the clock) raises
+    SimulationInterrupted once passed, checked every 64 steps.
     """
     g = inst_or_graph if isinstance(inst_or_graph, SimGraph) else compile_graph(inst_or_graph)
     if policy not in ("maxmin", "link_equal"):
@@ -163,6 +191,7 @@ def simulate(inst_or_graph, x=None, policy: str = "maxmin", ideal: bool = False,
     res_l, F_l, vol_l, cap_l = g.res.tolist(), g.flows.tolist(), g.volume.tolist(), cap.tolist()
     nic_lists = g.nic_lists
     rem: dict[int, float] = {}           # active comm task -> remaining MB
+    last: dict[int, int] = {}            # active comm task -> its last trace entry
     nic_count = [0] * g.n_nic
     shared = 0                           # NIC classes used by >= 2 active tasks
     times = [0.0]
@@ -170,6 +199,8 @@ def simulate(inst_or_graph, x=None, policy: str = "maxmin", ideal: bool = False,
     t = 0.0
     done = 0
     events = 0
+    max_events = 2 * g.n + 1
+    t_scale = g.t_scale
     sp, si, sd = g.succ_ptr, g.succ_idx, g.succ_del
     use_maxmin = policy == "maxmin"
 
@@ -184,10 +215,13 @@ def simulate(inst_or_graph, x=None, policy: str = "maxmin", ideal: bool = False,
         ready[s] = np.maximum(ready[s], when + sd[a:b])
         left[s] -= 1
         for v in s[left[s] == 0].tolist():
-            heapq.heappush(pending, (ready[v], v))
+            heapq.heappush(pending, (float(ready[v]), v))
 
     while done < g.n:
-        while pending and pending[0][0] <= t + EPS:   # start everything that is ready now
+        before = done
+        tol = REL_TIME * (t + t_scale)
+        started = bool(pending) and pending[0][0] <= t + tol
+        while pending and pending[0][0] <= t + tol:   # start everything that is ready now
             _, m = heapq.heappop(pending)
             start[m] = t
             if not is_comm[m]:
@@ -202,6 +236,12 @@ def simulate(inst_or_graph, x=None, policy: str = "maxmin", ideal: bool = False,
                         shared += 1
         if done >= g.n:
             break
+        events += 1
+        if events > max_events:
+            raise SimulationError(f"{events} steps for {g.n} tasks at t = {t!r} ms (bound 2|M|+1); "
+                                  f"active tasks {sorted(rem)[:10]}")
+        if deadline is not None and events % 64 == 0 and time.monotonic() > deadline:
+            raise SimulationInterrupted(f"deadline passed at simulated t = {t:.6g} ms")
         rate: dict[int, float] = {}
         if rem:
             if shared and use_maxmin:
@@ -217,39 +257,50 @@ def simulate(inst_or_graph, x=None, policy: str = "maxmin", ideal: bool = False,
         t_next = pending[0][0] if pending else np.inf
         if fixed_heap and fixed_heap[0][0] < t_next:
             t_next = fixed_heap[0][0]
-        for m, v in rem.items():
-            tf = t + v / rate[m]
-            if tf < t_next:
-                t_next = tf
+        tf = {m: t + v / rate[m] for m, v in rem.items()}
+        if tf:
+            t_next = min(t_next, min(tf.values()))
         if t_next == np.inf:
-            raise RuntimeError("simulation stalled (a dependency cycle or a zero rate)")
+            raise SimulationError(f"simulation stalled at t = {t!r} ms: {g.n - done} tasks never "
+                                  "become ready (a dependency cycle or a zero rate)")
         dt = t_next - t
-        events += 1
+        t_done = t_next + REL_TIME * (t_next + t_scale)
         finished = []
         k = len(times) - 1
         for m, v in rem.items():
-            sent = rate[m] * dt
-            if sent >= v * (1 - 1e-12) - EPS:
+            if tf[m] <= t_done:
                 sent = v
                 finished.append(m)
-            if trace and dt > 0:
+            else:
+                sent = rate[m] * dt
+            if not trace:
+                pass
+            elif dt > 0:
+                last[m] = len(vol_v)
                 vol_m.append(m)
                 vol_k.append(k)
                 vol_v.append(sent)
+            elif sent > 0 and m in last:      # a remainder below the time resolution
+                vol_v[last[m]] += sent
             rem[m] = v - sent
         if dt > 0:
             times.append(t_next)
         t = t_next
         for m in finished:
             del rem[m]
+            last.pop(m, None)
             for c in nic_lists[m]:
                 if nic_count[c] == 2:
                     shared -= 1
                 nic_count[c] -= 1
             complete(m, t)
-        while fixed_heap and fixed_heap[0][0] <= t + EPS:
+        t_done = t + REL_TIME * (t + t_scale)
+        while fixed_heap and fixed_heap[0][0] <= t_done:
             _, m = heapq.heappop(fixed_heap)
             complete(m, t)
+        if not (started or dt > 0 or done > before):
+            raise SimulationError(f"no progress at t = {t!r} ms: active tasks "
+                                  f"{sorted(rem)[:10]}, next start {pending[:1]}")
     C = float(max(g.q0, np.max(finish + g.tail, initial=0.0)))
     vol = np.column_stack([vol_m, vol_k, vol_v]) if vol_m else np.zeros((0, 3))
     return SimResult(C, start, finish, np.asarray(times), vol, events)

@@ -345,94 +345,18 @@ def _maxmin(g: SimGraph, act, cap, B) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------
-# Critical chain, NCT and bounds (spec 4.4)
+# Bound; the critical chain and NCT live in heuristics.delta_nct
 # ------------------------------------------------------------------------------------------
-def critical_chain(g: SimGraph, start, finish) -> tuple[list[int], float, float]:
-    """(chain of tasks, non-communication time NC, makespan) traced back from the end.
-
-    Spec 4.4: from the end node attaining C, step to the predecessor maximizing C_p + delta
-    while that is >= the release time, else stop at the source. The spec is silent on ties;
-    here every step (and the choice of end node) takes, among the predecessors that are
-    tight (C_p + delta = S_m up to 1e-6 C), the one with the most non-communication time
-    behind it. In an ASAP (simulated) schedule the tight predecessors are exactly the
-    maximizers; in a MILP schedule with slack (spec 2.1 notes) this finds a chain without
-    idle time whenever one exists, so where the solver parked slack does not move the NCT.
-    A task preceded only by idle time follows the spec's rule (the gap counts as comm).
-    """
-    start, finish = np.asarray(start, float), np.asarray(finish, float)
-    C = float(max(g.q0, np.max(finish + g.tail, initial=0.0)))
-    ends = finish + g.tail
-    if g.n == 0 or g.q0 >= ends.max() - EPS:
-        return [], g.q0, C
-    tol = 1e-6 * max(1.0, C)
-    nc = np.full(g.n, -np.inf)            # most NC on a chain from the source to S_m
-    back = np.full(g.n, -1, dtype=np.int64)
-    pre = np.array([p for m in range(g.n) for p, _ in g.preds[m]], dtype=np.int64)
-    suc = np.array([m for m in range(g.n) for _ in g.preds[m]], dtype=np.int64)
-    for m in topological_order(g.n, pre, suc):
-        r = float(g.release[m])
-        best_val, best_p, best_nc = -np.inf, -1, -np.inf
-        tight_nc, tight_p = (r, -1) if start[m] <= r + tol else (-np.inf, -1)
-        for p, d in g.preds[m]:
-            v = finish[p] + d
-            if v > best_val:
-                best_val, best_p, best_nc = v, p, nc[p] + d
-            if v >= start[m] - tol and nc[p] + d > tight_nc:
-                tight_nc, tight_p = nc[p] + d, p
-        if tight_nc > -np.inf:
-            nc[m], back[m] = tight_nc, tight_p
-        elif best_p >= 0 and best_val >= r - EPS:      # idle gap before m: spec's argmax step
-            nc[m], back[m] = best_nc, best_p
-        else:
-            nc[m] = r
-    cand = np.flatnonzero(ends >= C - tol)
-    m = int(cand[np.argmax(nc[cand] + g.tail[cand])])
-    total = float(nc[m] + g.tail[m])
-    chain = [m]
-    while back[m] >= 0:
-        m = int(back[m])
-        chain.append(m)
-    return chain[::-1], total, C
+_MOVED = ("critical_chain", "comm_time", "evaluate", "ideal_reference", "nct_metrics")
 
 
-def comm_time(g: SimGraph, res: SimResult) -> float:
-    """Inter-pod communication time on the critical path: C - NC."""
-    _, nc, C = critical_chain(g, res.start, res.finish)
-    return C - nc
+def __getattr__(name):
+    """The NCT functions moved to heuristics.delta_nct (issue 18); old imports still work."""
+    if name in _MOVED:
+        from heuristics import delta_nct
 
-
-def evaluate(inst: DeltaInstance, x, policy: str = "maxmin") -> dict:
-    """Iteration time, NCT (vs the ideal network), exposed-communication NCT' of a topology."""
-    g = compile_graph(inst)
-    sim = simulate(g, x, policy=policy)
-    ideal = ideal_reference(inst)
-    if not np.isfinite(sim.makespan):
-        return {"iteration_time": np.inf, "nct": np.inf, "nct_exposed": np.inf, "sim": sim,
-                **{k: v for k, v in ideal.items() if k != "sim"}}
-    t_comm = comm_time(g, sim)
-    return {"iteration_time": sim.makespan, "comm_time": t_comm,
-            "nct": t_comm / ideal["ideal_comm_time"] if ideal["ideal_comm_time"] > 0 else 1.0,
-            "nct_exposed": _ratio(sim.makespan - ideal["zero_comm_time"],
-                                  ideal["ideal_iteration_time"] - ideal["zero_comm_time"]),
-            "sim": sim, **{k: v for k, v in ideal.items() if k != "sim"}}
-
-
-def _ratio(a, b):
-    return a / b if b > EPS else (1.0 if a <= EPS else np.inf)
-
-
-def ideal_reference(inst: DeltaInstance) -> dict:
-    """The ideal non-blocking network (cached): iteration time, critical comm time, C_0."""
-    cached = getattr(inst, "_ideal_ref", None)
-    if cached is not None:
-        return cached
-    g = compile_graph(inst)
-    sim = simulate(g, ideal=True, trace=False)
-    zero = simulate(g, ideal=True, zero_comm=True, trace=False)
-    ref = {"ideal_iteration_time": sim.makespan, "ideal_comm_time": comm_time(g, sim),
-           "zero_comm_time": zero.makespan}
-    inst._ideal_ref = ref
-    return ref
+        return getattr(delta_nct, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def critical_path_bound(inst: DeltaInstance) -> float:

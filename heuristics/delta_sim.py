@@ -1,6 +1,7 @@
-"""DELTA discrete-event simulator (fluid, event-driven), critical chain and NCT.
+"""DELTA discrete-event simulator (fluid, event-driven) and the critical-path bound.
 
-Ye et al. 2026, Sections IV-B and V-A3; delta spec 3.5 and 4.4. Tasks start as soon as
+Ye et al. 2026, Section IV-B; delta spec 3.5 (the critical chain and NCT, spec 4.4, are in
+heuristics.delta_nct). Tasks start as soon as
 all predecessors finished plus their delays (ASAP, work-conserving). Between events the
 per-flow rate of every active task is constant:
 
@@ -10,7 +11,8 @@ per-flow rate of every active task is constant:
   semantics of the fair-sharing constraint (17);
 * ``ideal=True``: links unlimited, only NICs limit (the ideal non-blocking network).
 
-Cost: O(events x active tasks); the NIC-free fast path is vectorized.
+Cost: O(events x active tasks), at most 2 |M| events (see ``simulate``); the NIC-free
+fast path is vectorized.
 """
 from __future__ import annotations
 
@@ -23,7 +25,6 @@ import numpy as np
 from instances.dag import topological_order
 from instances.delta import DeltaInstance, DeltaSolution, nic_groups
 
-EPS = 1e-9
 REL_TIME = 1e-12       # event-time tolerance, relative to t + SimGraph.t_scale (issue 18)
 
 

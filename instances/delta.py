@@ -241,6 +241,9 @@ def check_solution(inst: DeltaInstance, sol: DeltaSolution) -> tuple[list[str], 
     link, so symmetric). Schedule: every dependency and delay and release time holds,
     every task's volume is delivered inside [S_m, C_m], and in every interval no directed
     link carries more than B x_e and no NIC more than B (per flow, one flow per GPU).
+    Tolerances ([DECISION] issue 18): times REL_TOL x max(1, horizon); volumes REL_TOL
+    relative plus what the task, link or NIC carries in TIME_NOISE x horizon (float noise
+    of event times scales with the horizon, so no absolute MB tolerance fits every instance).
     """
     bad: list[str] = []
     B, M, K = inst.bandwidth, inst.n_tasks, len(sol.times) - 1

@@ -209,7 +209,7 @@ def _ga(inst, pop, generations, stall, time_limit, seed, xbar, seeds, policy, ch
     state = {"history": [], "gen": 0}
     try:
         return _ga_loop(inst, g, pop, generations, stall, seed, xbar, seeds, policy, check, pool,
-                        t0, time_limit, deadline, mult, memo, state)
+                        t0, deadline, mult, memo, state)
     except SimulationInterrupted:
         pass
     # the deadline passed: the best topology simulated so far (else a seed or baseline)
@@ -226,7 +226,7 @@ def _ga(inst, pop, generations, stall, time_limit, seed, xbar, seeds, policy, ch
 
 
 def _ga_loop(inst, g, pop, generations, stall, seed, xbar, seeds, policy, check, pool,
-             t0, time_limit, deadline, mult, memo, state):
+             t0, deadline, mult, memo, state):
     rng = np.random.default_rng(seed)
     if xbar is None:
         from heuristics.delta_baselines import BASELINES

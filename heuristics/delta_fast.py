@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import LinearConstraint, milp
 
-from heuristics.delta_sim import compile_graph, simulate
+from heuristics.delta_sim import SimulationInterrupted, compile_graph, simulate
 from instances.dag import topological_order
 from instances.delta import DeltaInstance
 from models.delta_milp import x_max
@@ -149,6 +149,7 @@ class GAResult:
     evaluations: int
     runtime_s: float
     history: list = field(default_factory=list)   # (generation, seconds, best C)
+    stop: str = "stall"       # why it stopped: stall, generations or time_limit
 
 
 _WORKER: dict = {}
@@ -161,9 +162,17 @@ def _worker_init(data: dict, policy: str) -> None:
     _WORKER.update(graph=compile_graph(inst), policy=policy)
 
 
-def _worker_eval(x) -> float:
-    return simulate(_WORKER["graph"], np.asarray(x, float), policy=_WORKER["policy"],
-                    trace=False).makespan
+def _worker_eval(job) -> float:
+    x, deadline = job
+    return _fitness(_WORKER["graph"], x, _WORKER["policy"], deadline)
+
+
+def _fitness(g, x, policy: str, deadline: float | None) -> float:
+    """Simulated makespan of ``x``; SimulationInterrupted once ``deadline`` has passed
+    (checked before the simulation and, every 64 events, inside it)."""
+    if deadline is not None and time.monotonic() > deadline:
+        raise SimulationInterrupted("deadline passed between simulations")
+    return simulate(g, np.asarray(x, float), policy=policy, trace=False, deadline=deadline).makespan
 
 
 def delta_fast(inst: DeltaInstance, pop: int = 64, generations: int = 5000, stall: int = 200,
@@ -171,7 +180,10 @@ def delta_fast(inst: DeltaInstance, pop: int = 64, generations: int = 5000, stal
                seeds: list | None = None, policy: str = "maxmin", check=None,
                workers: int = 1) -> GAResult:
     """Alg. 3 SimBasedDomainAdaptedGA. Stops after ``stall`` generations without a better
-    (C, ports), after ``generations``, or at ``time_limit`` seconds. ``seeds`` are initial
+    (C, ports), after ``generations``, or at ``time_limit`` seconds: the limit is a deadline
+    that every simulation checks (issue 18), so the GA returns its best simulated topology
+    soon after it, whatever the simulator is doing (``stop`` = "time_limit"); an infinite
+    limit never reads the clock for control. ``seeds`` are initial
     topologies (e.g. the baselines, repaired); ``check(x)`` is called on every individual.
     ``workers`` > 1 simulates each generation's new topologies in a process pool (same
     results: the fitness is deterministic and memoized per topology)."""
@@ -185,20 +197,42 @@ def delta_fast(inst: DeltaInstance, pop: int = 64, generations: int = 5000, stal
         return _ga(inst, pop, generations, stall, time_limit, seed, xbar, seeds, policy, check, pool)
     finally:
         if pool is not None:
-            pool.shutdown()
+            pool.shutdown(cancel_futures=True)
 
 
 def _ga(inst, pop, generations, stall, time_limit, seed, xbar, seeds, policy, check, pool):
     t0 = time.perf_counter()
-    rng = np.random.default_rng(seed)
+    deadline = time.monotonic() + time_limit if np.isfinite(time_limit) else None
     g = compile_graph(inst)
+    mult = inst.incidence.sum(axis=0)
+    memo: dict[tuple, tuple[float, float]] = {}
+    state = {"history": [], "gen": 0}
+    try:
+        return _ga_loop(inst, g, pop, generations, stall, seed, xbar, seeds, policy, check, pool,
+                        t0, deadline, mult, memo, state)
+    except SimulationInterrupted:
+        pass
+    # the deadline passed: the best topology simulated so far (else a seed or baseline)
+    if memo:
+        k = min(memo, key=lambda k: memo[k])
+        x, (c, ports) = np.array(k, float), memo[k]
+    else:
+        from heuristics.delta_baselines import BASELINES
+
+        x = np.asarray(seeds[0] if seeds else next(iter(BASELINES.values()))(inst), float)
+        c, ports = np.nan, float(mult @ x)
+    return GAResult(x, c, ports, state["gen"], len(memo), time.perf_counter() - t0,
+                    state["history"], stop="time_limit")
+
+
+def _ga_loop(inst, g, pop, generations, stall, seed, xbar, seeds, policy, check, pool,
+             t0, deadline, mult, memo, state):
+    rng = np.random.default_rng(seed)
     if xbar is None:
         from heuristics.delta_baselines import BASELINES
 
-        t_hat = min(simulate(g, fn(inst), trace=False).makespan for fn in BASELINES.values())
+        t_hat = min(_fitness(g, fn(inst), "maxmin", deadline) for fn in BASELINES.values())
         xbar = x_upper_bound(inst, t_hat)
-    mult = inst.incidence.sum(axis=0)
-    memo: dict[tuple, tuple[float, float]] = {}
 
     def evaluate_all(xs):
         """Fitness of a generation; new topologies are simulated (in parallel with a pool)."""
@@ -208,10 +242,11 @@ def _ga(inst, pop, generations, stall, time_limit, seed, xbar, seeds, policy, ch
             if check is not None:
                 check(np.array(k, float))
         if pool is not None and len(new) > 1:
-            spans = list(pool.map(_worker_eval, new, chunksize=max(1, len(new) // 8)))
+            spans = pool.map(_worker_eval, [(k, deadline) for k in new],
+                             chunksize=max(1, len(new) // 8))
         else:
-            spans = [simulate(g, np.array(k, float), policy=policy, trace=False).makespan for k in new]
-        for k, c in zip(new, spans):
+            spans = (_fitness(g, k, policy, deadline) for k in new)
+        for k, c in zip(new, spans):      # memo grows one simulation at a time
             memo[k] = (c, float(mult @ np.array(k, float)))
         return [memo[k] for k in keys]
 
@@ -229,11 +264,13 @@ def _ga(inst, pop, generations, stall, time_limit, seed, xbar, seeds, policy, ch
     fit = evaluate_all(population)
     best_i = min(range(pop), key=lambda i: (fit[i][0], fit[i][1]))
     best_x, best_f = population[best_i].copy(), fit[best_i]
-    history = [(0, time.perf_counter() - t0, best_f[0])]
+    history = state["history"]
+    history.append((0, time.perf_counter() - t0, best_f[0]))
     n_elite = max(2, int(np.ceil(0.05 * pop)))
     p_m = max(1.0 / max(1, len(xbar)), 0.05)
-    since, gen = 0, 0
+    since, gen, stop = 0, 0, "generations"
     for gen in range(1, generations + 1):
+        state["gen"] = gen - 1
         order = sorted(range(pop), key=lambda i: (fit[i][0], fit[i][1]))
         new = [population[i].copy() for i in order[:n_elite]]
         while len(new) < pop:
@@ -258,9 +295,14 @@ def _ga(inst, pop, generations, stall, time_limit, seed, xbar, seeds, policy, ch
             history.append((gen, time.perf_counter() - t0, best_f[0]))
         else:
             since += 1
-        if since >= stall or time.perf_counter() - t0 > time_limit:
+        if since >= stall:
+            stop = "stall"
             break
-    return GAResult(best_x, best_f[0], best_f[1], gen, len(memo), time.perf_counter() - t0, history)
+        if deadline is not None and time.monotonic() > deadline:
+            stop = "time_limit"
+            break
+    return GAResult(best_x, best_f[0], best_f[1], gen, len(memo), time.perf_counter() - t0, history,
+                    stop=stop)
 
 
 def _tournament(population, fit, rng, size: int = 3) -> np.ndarray:

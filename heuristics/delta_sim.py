@@ -1,6 +1,7 @@
-"""DELTA discrete-event simulator (fluid, event-driven), critical chain and NCT.
+"""DELTA discrete-event simulator (fluid, event-driven) and the critical-path bound.
 
-Ye et al. 2026, Sections IV-B and V-A3; delta spec 3.5 and 4.4. Tasks start as soon as
+Ye et al. 2026, Section IV-B; delta spec 3.5 (the critical chain and NCT, spec 4.4, are in
+heuristics.delta_nct). Tasks start as soon as
 all predecessors finished plus their delays (ASAP, work-conserving). Between events the
 per-flow rate of every active task is constant:
 
@@ -10,11 +11,13 @@ per-flow rate of every active task is constant:
   semantics of the fair-sharing constraint (17);
 * ``ideal=True``: links unlimited, only NICs limit (the ideal non-blocking network).
 
-Cost: O(events x active tasks); the NIC-free fast path is vectorized.
+Cost: O(events x active tasks), at most 2 |M| events (see ``simulate``); the NIC-free
+fast path is vectorized.
 """
 from __future__ import annotations
 
 import heapq
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +25,7 @@ import numpy as np
 from instances.dag import topological_order
 from instances.delta import DeltaInstance, DeltaSolution, nic_groups
 
-EPS = 1e-9
+REL_TIME = 1e-12       # event-time tolerance, relative to t + SimGraph.t_scale (issue 18)
 
 
 @dataclass
@@ -61,6 +64,11 @@ class SimGraph:
             self.succ_idx = np.array([a for a, _ in flat], dtype=np.int64)
             self.succ_del = np.array([d for _, d in flat], dtype=float)
         self.nic_lists = [list(map(int, c)) for c in self.nics]
+        # the instance's time scale (ms): its largest release, tail, delay, fixed duration
+        # or full-rate comm duration; the simulator's time tolerance is relative to it
+        full = self.volume[self.comm] / (self.flows[self.comm] * self.bandwidth)
+        self.t_scale = float(max([self.q0, *(np.max(a, initial=0.0) for a in (
+            self.release, self.tail, self.succ_del, self.dur, full))]))
 
 
 def compile_graph(inst: DeltaInstance) -> SimGraph:
@@ -129,13 +137,34 @@ class SimResult:
         return DeltaSolution(np.asarray(x), self.times, self.vol, self.start, self.finish)
 
 
+class SimulationError(RuntimeError):
+    """A violated simulator invariant (a step that neither advances time nor starts or
+    completes a task, or a stall): names the time and the active tasks."""
+
+
+class SimulationInterrupted(RuntimeError):
+    """The caller's deadline passed during a simulation (only with ``deadline`` set)."""
+
+
 def simulate(inst_or_graph, x=None, policy: str = "maxmin", ideal: bool = False,
-             zero_comm: bool = False, trace: bool = True) -> SimResult:
+             zero_comm: bool = False, trace: bool = True, deadline: float | None = None) -> SimResult:
     """Simulate one iteration on topology ``x`` (circuits per link).
 
     Returns start/finish per task, the makespan C = max(Q_0, max_m C_m + q_m) and, with
     ``trace``, the piecewise-constant schedule (interval times and volumes). A topology
     with x_e = 0 on a link with traffic gives makespan = inf.
+
+    [DECISION] issue 18 (termination): spec 3.5 step 3 completes a task when its remaining
+    volume is <= 1e-9 V_m; on long iterations at high bandwidth the rounding of event times
+    (ulp(t) x rate) leaves more than that, the next event then falls within ulp(t) of t
+    and time stops. Here completion is decided on times: at each event the next time
+    t' is the earliest pending start, fixed-task end or comm finish t + v_m / rate_m, and
+    every comm task whose finish is <= t' + tol completes (sending its remainder), with
+    tol = 1e-12 (t' + the instance's time scale, ``SimGraph.t_scale``). The task attaining
+    t' always completes, so every step starts or completes a task or advances time, and a
+    run takes at most 2 |M| steps; a step that does neither raises SimulationError.
+    ``deadline`` (a ``time.monotonic()`` value; None = never look at the clock) raises
+    SimulationInterrupted once passed, checked every 64 steps.
     """
     g = inst_or_graph if isinstance(inst_or_graph, SimGraph) else compile_graph(inst_or_graph)
     if policy not in ("maxmin", "link_equal"):
@@ -163,6 +192,7 @@ def simulate(inst_or_graph, x=None, policy: str = "maxmin", ideal: bool = False,
     res_l, F_l, vol_l, cap_l = g.res.tolist(), g.flows.tolist(), g.volume.tolist(), cap.tolist()
     nic_lists = g.nic_lists
     rem: dict[int, float] = {}           # active comm task -> remaining MB
+    last: dict[int, int] = {}            # active comm task -> its last trace entry
     nic_count = [0] * g.n_nic
     shared = 0                           # NIC classes used by >= 2 active tasks
     times = [0.0]
@@ -170,6 +200,8 @@ def simulate(inst_or_graph, x=None, policy: str = "maxmin", ideal: bool = False,
     t = 0.0
     done = 0
     events = 0
+    max_events = 2 * g.n + 1
+    t_scale = g.t_scale
     sp, si, sd = g.succ_ptr, g.succ_idx, g.succ_del
     use_maxmin = policy == "maxmin"
 
@@ -184,10 +216,13 @@ def simulate(inst_or_graph, x=None, policy: str = "maxmin", ideal: bool = False,
         ready[s] = np.maximum(ready[s], when + sd[a:b])
         left[s] -= 1
         for v in s[left[s] == 0].tolist():
-            heapq.heappush(pending, (ready[v], v))
+            heapq.heappush(pending, (float(ready[v]), v))
 
     while done < g.n:
-        while pending and pending[0][0] <= t + EPS:   # start everything that is ready now
+        before = done
+        tol = REL_TIME * (t + t_scale)
+        started = bool(pending) and pending[0][0] <= t + tol
+        while pending and pending[0][0] <= t + tol:   # start everything that is ready now
             _, m = heapq.heappop(pending)
             start[m] = t
             if not is_comm[m]:
@@ -202,6 +237,12 @@ def simulate(inst_or_graph, x=None, policy: str = "maxmin", ideal: bool = False,
                         shared += 1
         if done >= g.n:
             break
+        events += 1
+        if events > max_events:
+            raise SimulationError(f"{events} steps for {g.n} tasks at t = {t!r} ms (bound 2|M|+1); "
+                                  f"active tasks {sorted(rem)[:10]}")
+        if deadline is not None and events % 64 == 0 and time.monotonic() > deadline:
+            raise SimulationInterrupted(f"deadline passed at simulated t = {t:.6g} ms")
         rate: dict[int, float] = {}
         if rem:
             if shared and use_maxmin:
@@ -217,39 +258,50 @@ def simulate(inst_or_graph, x=None, policy: str = "maxmin", ideal: bool = False,
         t_next = pending[0][0] if pending else np.inf
         if fixed_heap and fixed_heap[0][0] < t_next:
             t_next = fixed_heap[0][0]
-        for m, v in rem.items():
-            tf = t + v / rate[m]
-            if tf < t_next:
-                t_next = tf
+        tf = {m: t + v / rate[m] for m, v in rem.items()}
+        if tf:
+            t_next = min(t_next, min(tf.values()))
         if t_next == np.inf:
-            raise RuntimeError("simulation stalled (a dependency cycle or a zero rate)")
+            raise SimulationError(f"simulation stalled at t = {t!r} ms: {g.n - done} tasks never "
+                                  "become ready (a dependency cycle or a zero rate)")
         dt = t_next - t
-        events += 1
+        t_done = t_next + REL_TIME * (t_next + t_scale)
         finished = []
         k = len(times) - 1
         for m, v in rem.items():
-            sent = rate[m] * dt
-            if sent >= v * (1 - 1e-12) - EPS:
+            if tf[m] <= t_done:
                 sent = v
                 finished.append(m)
-            if trace and dt > 0:
+            else:
+                sent = rate[m] * dt
+            if not trace:
+                pass
+            elif dt > 0:
+                last[m] = len(vol_v)
                 vol_m.append(m)
                 vol_k.append(k)
                 vol_v.append(sent)
+            elif sent > 0 and m in last:      # a remainder below the time resolution
+                vol_v[last[m]] += sent
             rem[m] = v - sent
         if dt > 0:
             times.append(t_next)
         t = t_next
         for m in finished:
             del rem[m]
+            last.pop(m, None)
             for c in nic_lists[m]:
                 if nic_count[c] == 2:
                     shared -= 1
                 nic_count[c] -= 1
             complete(m, t)
-        while fixed_heap and fixed_heap[0][0] <= t + EPS:
+        t_done = t + REL_TIME * (t + t_scale)
+        while fixed_heap and fixed_heap[0][0] <= t_done:
             _, m = heapq.heappop(fixed_heap)
             complete(m, t)
+        if not (started or dt > 0 or done > before):
+            raise SimulationError(f"no progress at t = {t!r} ms: active tasks "
+                                  f"{sorted(rem)[:10]}, next start {pending[:1]}")
     C = float(max(g.q0, np.max(finish + g.tail, initial=0.0)))
     vol = np.column_stack([vol_m, vol_k, vol_v]) if vol_m else np.zeros((0, 3))
     return SimResult(C, start, finish, np.asarray(times), vol, events)
@@ -294,94 +346,18 @@ def _maxmin(g: SimGraph, act, cap, B) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------
-# Critical chain, NCT and bounds (spec 4.4)
+# Bound; the critical chain and NCT live in heuristics.delta_nct
 # ------------------------------------------------------------------------------------------
-def critical_chain(g: SimGraph, start, finish) -> tuple[list[int], float, float]:
-    """(chain of tasks, non-communication time NC, makespan) traced back from the end.
-
-    Spec 4.4: from the end node attaining C, step to the predecessor maximizing C_p + delta
-    while that is >= the release time, else stop at the source. The spec is silent on ties;
-    here every step (and the choice of end node) takes, among the predecessors that are
-    tight (C_p + delta = S_m up to 1e-6 C), the one with the most non-communication time
-    behind it. In an ASAP (simulated) schedule the tight predecessors are exactly the
-    maximizers; in a MILP schedule with slack (spec 2.1 notes) this finds a chain without
-    idle time whenever one exists, so where the solver parked slack does not move the NCT.
-    A task preceded only by idle time follows the spec's rule (the gap counts as comm).
-    """
-    start, finish = np.asarray(start, float), np.asarray(finish, float)
-    C = float(max(g.q0, np.max(finish + g.tail, initial=0.0)))
-    ends = finish + g.tail
-    if g.n == 0 or g.q0 >= ends.max() - EPS:
-        return [], g.q0, C
-    tol = 1e-6 * max(1.0, C)
-    nc = np.full(g.n, -np.inf)            # most NC on a chain from the source to S_m
-    back = np.full(g.n, -1, dtype=np.int64)
-    pre = np.array([p for m in range(g.n) for p, _ in g.preds[m]], dtype=np.int64)
-    suc = np.array([m for m in range(g.n) for _ in g.preds[m]], dtype=np.int64)
-    for m in topological_order(g.n, pre, suc):
-        r = float(g.release[m])
-        best_val, best_p, best_nc = -np.inf, -1, -np.inf
-        tight_nc, tight_p = (r, -1) if start[m] <= r + tol else (-np.inf, -1)
-        for p, d in g.preds[m]:
-            v = finish[p] + d
-            if v > best_val:
-                best_val, best_p, best_nc = v, p, nc[p] + d
-            if v >= start[m] - tol and nc[p] + d > tight_nc:
-                tight_nc, tight_p = nc[p] + d, p
-        if tight_nc > -np.inf:
-            nc[m], back[m] = tight_nc, tight_p
-        elif best_p >= 0 and best_val >= r - EPS:      # idle gap before m: spec's argmax step
-            nc[m], back[m] = best_nc, best_p
-        else:
-            nc[m] = r
-    cand = np.flatnonzero(ends >= C - tol)
-    m = int(cand[np.argmax(nc[cand] + g.tail[cand])])
-    total = float(nc[m] + g.tail[m])
-    chain = [m]
-    while back[m] >= 0:
-        m = int(back[m])
-        chain.append(m)
-    return chain[::-1], total, C
+_MOVED = ("critical_chain", "comm_time", "evaluate", "ideal_reference", "nct_metrics")
 
 
-def comm_time(g: SimGraph, res: SimResult) -> float:
-    """Inter-pod communication time on the critical path: C - NC."""
-    _, nc, C = critical_chain(g, res.start, res.finish)
-    return C - nc
+def __getattr__(name):
+    """The NCT functions moved to heuristics.delta_nct (issue 18); old imports still work."""
+    if name in _MOVED:
+        from heuristics import delta_nct
 
-
-def evaluate(inst: DeltaInstance, x, policy: str = "maxmin") -> dict:
-    """Iteration time, NCT (vs the ideal network), exposed-communication NCT' of a topology."""
-    g = compile_graph(inst)
-    sim = simulate(g, x, policy=policy)
-    ideal = ideal_reference(inst)
-    if not np.isfinite(sim.makespan):
-        return {"iteration_time": np.inf, "nct": np.inf, "nct_exposed": np.inf, "sim": sim,
-                **{k: v for k, v in ideal.items() if k != "sim"}}
-    t_comm = comm_time(g, sim)
-    return {"iteration_time": sim.makespan, "comm_time": t_comm,
-            "nct": t_comm / ideal["ideal_comm_time"] if ideal["ideal_comm_time"] > 0 else 1.0,
-            "nct_exposed": _ratio(sim.makespan - ideal["zero_comm_time"],
-                                  ideal["ideal_iteration_time"] - ideal["zero_comm_time"]),
-            "sim": sim, **{k: v for k, v in ideal.items() if k != "sim"}}
-
-
-def _ratio(a, b):
-    return a / b if b > EPS else (1.0 if a <= EPS else np.inf)
-
-
-def ideal_reference(inst: DeltaInstance) -> dict:
-    """The ideal non-blocking network (cached): iteration time, critical comm time, C_0."""
-    cached = getattr(inst, "_ideal_ref", None)
-    if cached is not None:
-        return cached
-    g = compile_graph(inst)
-    sim = simulate(g, ideal=True, trace=False)
-    zero = simulate(g, ideal=True, zero_comm=True, trace=False)
-    ref = {"ideal_iteration_time": sim.makespan, "ideal_comm_time": comm_time(g, sim),
-           "zero_comm_time": zero.makespan}
-    inst._ideal_ref = ref
-    return ref
+        return getattr(delta_nct, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def critical_path_bound(inst: DeltaInstance) -> float:

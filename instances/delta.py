@@ -26,6 +26,10 @@ from instances.dag import topological_order
 from instances.errors import InstanceError, number
 
 REL_TOL = 1e-6
+# Float noise of event times, relative to the horizon: volumes are checked up to what a
+# task (or a link, a NIC) can send in that time (issue 18: a 3e-9 MB excess in a 1e-9 ms
+# interval at t ~ 1e4 ms is rounding, not a violation; an absolute 1e-9 MB is not).
+TIME_NOISE = 1e-10
 
 
 @dataclass
@@ -237,6 +241,9 @@ def check_solution(inst: DeltaInstance, sol: DeltaSolution) -> tuple[list[str], 
     link, so symmetric). Schedule: every dependency and delay and release time holds,
     every task's volume is delivered inside [S_m, C_m], and in every interval no directed
     link carries more than B x_e and no NIC more than B (per flow, one flow per GPU).
+    Tolerances ([DECISION] issue 18): times REL_TOL x max(1, horizon); volumes REL_TOL
+    relative plus what the task, link or NIC carries in TIME_NOISE x horizon (float noise
+    of event times scales with the horizon, so no absolute MB tolerance fits every instance).
     """
     bad: list[str] = []
     B, M, K = inst.bandwidth, inst.n_tasks, len(sol.times) - 1
@@ -264,23 +271,27 @@ def check_solution(inst: DeltaInstance, sol: DeltaSolution) -> tuple[list[str], 
             break
     vol = np.asarray(sol.vol, float).reshape(-1, 3)
     m_i, k_i, w = vol[:, 0].astype(np.int64), vol[:, 1].astype(np.int64), vol[:, 2]
-    if len(w) and (np.any(m_i < 0) or np.any(m_i >= M) or np.any(k_i < 0) or np.any(k_i >= K)
-                   or np.any(w < -1e-9)):
+    eps_t = TIME_NOISE * (float(t[-1]) if K >= 1 else 0.0)     # time noise, ms
+    v_eps = inst.flows * B * eps_t + 1e-12 * inst.volume        # per task: MB sent in eps_t
+    if len(w) and (np.any(m_i < 0) or np.any(m_i >= M) or np.any(k_i < 0) or np.any(k_i >= K)):
         return bad + ["volume entries out of range"], {}
+    if len(w) and np.any(w < -v_eps[m_i]):
+        return bad + ["volume entries out of range (negative)"], {}
     sent = np.bincount(m_i, weights=w, minlength=M)
-    short = np.flatnonzero(np.abs(sent - inst.volume) > REL_TOL * inst.volume + 1e-9)
+    short = np.flatnonzero(np.abs(sent - inst.volume) > REL_TOL * inst.volume + v_eps)
     for m in short[:3]:
         bad.append(f"task {m} delivers {sent[m]:.6g} MB of {inst.volume[m]:.6g}")
     if len(w):
         outside = (t[k_i] < S[m_i] - tol) | (t[k_i + 1] > C[m_i] + tol)
-        if np.any(outside & (w > 1e-9)):
-            m = int(m_i[np.argmax(outside & (w > 1e-9))])
+        if np.any(outside & (w > v_eps[m_i])):
+            m = int(m_i[np.argmax(outside & (w > v_eps[m_i]))])
             bad.append(f"task {m} sends outside its [start, finish] window")
     dt = np.diff(t)
     # Loads are summed only where something is sent (sparse (resource, interval) keys):
     # a dense resources x intervals matrix would grow with tasks x GPUs.
     # link capacity per directed link and interval
-    over = _over_capacity(inst.res_of[m_i], k_i, w, K, lambda r, k: x[r // 2] * B * dt[k])
+    over = _over_capacity(inst.res_of[m_i], k_i, w, K, lambda r, k: x[r // 2] * B * dt[k],
+                          lambda r: x[r // 2] * B * eps_t)
     if over is not None:
         r, k, load, cap = over
         bad.append(f"link {inst.links[r // 2]['name']} dir {r % 2} over capacity in interval {k}: "
@@ -297,7 +308,7 @@ def check_solution(inst: DeltaInstance, sol: DeltaSolution) -> tuple[list[str], 
         entry = np.repeat(np.arange(len(w)), n_g)
         pos = np.arange(len(entry)) - np.repeat(np.cumsum(n_g) - n_g, n_g)
         over = _over_capacity(flat[ptr[m_i][entry] + pos], k_i[entry], per_flow[entry], K,
-                              lambda g, k: B * dt[k])
+                              lambda g, k: B * dt[k], lambda g: B * eps_t)
         if over is not None:
             g, k, _, _ = over
             bad.append(f"{side[:3]} NIC of GPU {gpu_ids[g]} over capacity in interval {k}")
@@ -314,16 +325,18 @@ def _count(v) -> int | float:
     return int(v) if v.is_integer() else v
 
 
-def _over_capacity(row, k, w, K, cap_of):
+def _over_capacity(row, k, w, K, cap_of, noise_of):
     """The first (row, interval) whose summed load exceeds its capacity (row-major order,
-    as a dense scan would find it), as (row, interval, load, capacity); None if none does."""
+    as a dense scan would find it), as (row, interval, load, capacity); None if none does.
+    Tolerance: REL_TOL of the capacity plus ``noise_of(row)``, what the row can carry in
+    the time noise of the horizon."""
     if not len(w):
         return None
     keys, inv = np.unique(np.asarray(row, np.int64) * K + k, return_inverse=True)
     load = np.bincount(inv.ravel(), weights=w)
     r, kk = keys // K, keys % K
     cap = cap_of(r, kk)
-    over = np.flatnonzero(load > cap * (1 + REL_TOL) + 1e-9)
+    over = np.flatnonzero(load > cap * (1 + REL_TOL) + noise_of(r) + 1e-12 * np.abs(load))
     if not over.size:
         return None
     i = over[0]

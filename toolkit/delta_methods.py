@@ -5,7 +5,7 @@ import time
 
 import numpy as np
 
-from instances.delta import DeltaInstance, check_solution, from_job
+from instances.delta import DeltaInstance, check_solution, from_job, makespan_of
 from instances.delta_models import TABLE_I
 from instances.errors import InstanceError
 from toolkit.options import Option
@@ -16,11 +16,10 @@ from toolkit.registry import (lazy, Generator, Method, MethodOutput, Problem, Ru
 delta_fast = lazy("heuristics.delta_fast", "delta_fast")
 task_windows = lazy("heuristics.delta_fast", "task_windows")
 x_upper_bound = lazy("heuristics.delta_fast", "x_upper_bound")
-compile_graph = lazy("heuristics.delta_sim", "compile_graph")
-critical_chain = lazy("heuristics.delta_sim", "critical_chain")
 critical_path_bound = lazy("heuristics.delta_sim", "critical_path_bound")
-evaluate = lazy("heuristics.delta_sim", "evaluate")
-ideal_reference = lazy("heuristics.delta_sim", "ideal_reference")
+evaluate = lazy("heuristics.delta_nct", "evaluate")
+ideal_reference = lazy("heuristics.delta_nct", "ideal_reference")
+nct_metrics = lazy("heuristics.delta_nct", "nct_metrics")
 simulate = lazy("heuristics.delta_sim", "simulate")
 solve = lazy("models.backend", "solve")
 solve_lexicographic = lazy("models.backend", "solve_lexicographic")
@@ -39,8 +38,7 @@ def _baseline(name):
 
         x = BASELINES[name](inst)
         ev = evaluate(inst, x, policy=policy)
-        metrics = {k: ev[k] for k in ("nct", "nct_exposed", "ideal_iteration_time") if k in ev}
-        return MethodOutput(ev["sim"].solution(x), metrics=metrics)
+        return MethodOutput(ev["sim"].solution(x), metrics=_nct_fields(ev))
     return run
 
 
@@ -75,11 +73,21 @@ def _ga(inst: DeltaInstance, cfg: RunConfig, share: float = 1.0):
                           workers=cfg.option("workers"))
 
 
+NCT_FIELDS = ("nct", "nct_exposed", "nct_chain", "ideal_iteration_time")
+
+
+def _nct_fields(ev: dict) -> dict:
+    """The NCT columns of an evaluation (heuristics.delta_nct): nct, its exposed variant,
+    the backward-chain diagnostic and the ideal iteration time."""
+    return {k: ev[k] for k in NCT_FIELDS if k in ev}
+
+
 def run_fast(inst: DeltaInstance, cfg: RunConfig) -> MethodOutput:
+    ideal_reference(inst)        # before the GA: after its deadline only one simulation is left
     ga = _ga(inst, cfg)
     ev = evaluate(inst, ga.x, policy="maxmin")
-    metrics = {k: ev[k] for k in ("nct", "nct_exposed", "ideal_iteration_time")}
-    metrics.update(generations=ga.generations, evaluations=ga.evaluations)
+    metrics = _nct_fields(ev)
+    metrics.update(generations=ga.generations, evaluations=ga.evaluations, ga_stop=ga.stop)
     return MethodOutput(ev["sim"].solution(ga.x), metrics=metrics)
 
 
@@ -144,15 +152,11 @@ def _interval_method(variant: str, hot_from_ga: bool = False):
         extra.update(milp_objective=res.objective, des_iteration_time=des["iteration_time"],
                      ideal_iteration_time=des["ideal_iteration_time"])
         if variant == "topo":      # Topo is judged by the fair-share simulator on its topology
-            extra.update(nct=des["nct"], nct_exposed=des["nct_exposed"])
+            extra.update(_nct_fields(des))
             return MethodOutput(des["sim"].solution(x), res, extra)
         # Joint: its own rate-controlled schedule (spec 4.3), NCT from that schedule
-        g = compile_graph(inst)
-        _, nc, C = critical_chain(g, milp_sol.start, milp_sol.finish)
-        ideal = ideal_reference(inst)
-        extra.update(nct=(C - nc) / ideal["ideal_comm_time"] if ideal["ideal_comm_time"] > 0 else 1.0,
-                     nct_exposed=(C - ideal["zero_comm_time"]) / max(
-                         ideal["ideal_iteration_time"] - ideal["zero_comm_time"], 1e-12))
+        nct = nct_metrics(inst, makespan_of(inst, milp_sol.finish), milp_sol.start, milp_sol.finish)
+        extra.update(_nct_fields(nct))
         return MethodOutput(milp_sol, res, extra)
     return run
 
@@ -179,8 +183,7 @@ def run_fts(inst: DeltaInstance, cfg: RunConfig) -> MethodOutput:
     x = np.round(res.value(h.x))
     des = evaluate(inst, x, policy="maxmin")
     extra.update(milp_objective=h.makespan_ms(res), des_iteration_time=des["iteration_time"],
-                 nct=des["nct"], nct_exposed=des["nct_exposed"],
-                 ideal_iteration_time=des["ideal_iteration_time"])
+                 **_nct_fields(des))
     # The solver's bound is in slices and rounds delays up: it bounds the fixed-step optimum,
     # not the true makespan, so it is reported as milp_bound only.
     extra["milp_bound"] = (res.bound - 1.0) * step if res.bound is not None else None
@@ -264,9 +267,9 @@ register_problem(Problem(
     check=metrics,
     objective="iteration_time",
     sense="min",
-    metrics=("iteration_time", "nct", "nct_exposed", "ideal_iteration_time", "lower_bound",
+    metrics=("iteration_time", "nct", "nct_exposed", "nct_chain", "ideal_iteration_time", "lower_bound",
              "ports_used", "port_ratio", "pod_ports_used", "tasks", "milp_objective", "des_iteration_time",
-             "reference", "intervals", "step_ms", "slices", "generations", "evaluations",
+             "reference", "intervals", "step_ms", "slices", "generations", "evaluations", "ga_stop",
              "prep_s", "converged_s"),
     methods={m.name: m for m in [
         Method("prop-alloc", "heuristic", _baseline("prop-alloc"),

@@ -7,8 +7,8 @@ from hypothesis import given, settings, strategies as st
 
 import instances
 from heuristics.delta_baselines import BASELINES, traffic_matrix
-from heuristics.delta_sim import (compile_graph, critical_chain, critical_path_bound, evaluate,
-                                  simulate)
+from heuristics.delta_nct import critical_chain, evaluate
+from heuristics.delta_sim import compile_graph, critical_path_bound, simulate
 from instances.delta import DeltaSolution, check_solution, from_job
 from instances.delta_models import TABLE_I
 

@@ -298,6 +298,8 @@ class Job:
         if self.dp_ring == "bidirectional" and n_s % 2 and self.replicas_count > 2:
             raise InstanceError("job.dp_ring", f"bidirectional ring needs an even stage size, n_s={n_s}")
         if self.profile:
+            if self.pp > 1 and "pp_mb" not in self.profile:
+                raise InstanceError("job.profile.pp_mb", f"missing (needed with pp={self.pp})")
             for key in ("fwd_ms", "bwd_ms", "dp_mb"):
                 if len(self.profile[key]) != self.pp:
                     raise InstanceError(f"job.profile.{key}", f"needs one value per stage (pp={self.pp}), "
@@ -391,7 +393,7 @@ def pp_volume_mb(job: Job) -> float:
     """V_PP = (n_s/TP) * mbs * seq * h * act_bytes (one activation tensor per TP group);
     a profiled job's ``pp_mb`` (the task's volume over its n_s flows)."""
     if job.profile:
-        return job.profile["pp_mb"]
+        return job.profile.get("pp_mb", 0.0)
     return (job.n_s // job.tp) * job.mbs * job.seq_len * job.architecture().hidden * job.act_bytes / 1e6
 
 
@@ -407,7 +409,8 @@ MAX_PROFILE_MB = 1e9        # 1 PB in one task: far beyond any job, keeps every 
 def profile_from_dict(d, where: str = "job.profile") -> dict:
     """A checked ``job.profile``: ``fwd_ms``, ``bwd_ms`` (per stage, ms per micro-batch),
     ``dp_mb`` (per stage, inter-pod MB per GPU of the DP synchronization), ``pp_mb`` (MB of
-    one inter-stage activation transfer over the stage's n_s GPUs, > 0), optional ``moe``
+    one inter-stage activation transfer over the stage's n_s GPUs, > 0; needed when pp > 1),
+    optional ``moe``
     (n_s = EP*ETP instead of TP), ``source`` and ``settings`` (provenance, not used)."""
     obj(where, d)
     known_fields(where, d, PROFILE_KEYS)
@@ -418,9 +421,8 @@ def profile_from_dict(d, where: str = "job.profile") -> dict:
         vals = seq(f"{where}.{key}", d[key], max_len=2**16)
         hi = MAX_PROFILE_MB if key == "dp_mb" else 1e6
         out[key] = [number(f"{where}.{key}[{i}]", v, lo=0.0, hi=hi) for i, v in enumerate(vals)]
-    if "pp_mb" not in d:
-        raise InstanceError(f"{where}.pp_mb", "missing")
-    out["pp_mb"] = number(f"{where}.pp_mb", d["pp_mb"], lo=0.0, hi=MAX_PROFILE_MB, strict_lo=True)
+    if "pp_mb" in d:         # needed when pp > 1 (Job.validate)
+        out["pp_mb"] = number(f"{where}.pp_mb", d["pp_mb"], lo=0.0, hi=MAX_PROFILE_MB, strict_lo=True)
     if "moe" in d:
         if not isinstance(d["moe"], bool):
             raise InstanceError(f"{where}.moe", f"must be true or false, got {d['moe']!r}")

@@ -410,8 +410,7 @@ def profile_from_dict(d, where: str = "job.profile") -> dict:
     """A checked ``job.profile``: ``fwd_ms``, ``bwd_ms`` (per stage, ms per micro-batch),
     ``dp_mb`` (per stage, inter-pod MB per GPU of the DP synchronization), ``pp_mb`` (MB of
     one inter-stage activation transfer over the stage's n_s GPUs, > 0; needed when pp > 1),
-    optional ``moe``
-    (n_s = EP*ETP instead of TP), ``source`` and ``settings`` (provenance, not used)."""
+    optional ``moe`` (n_s = EP*ETP instead of TP), ``source`` and ``settings`` (provenance)."""
     obj(where, d)
     known_fields(where, d, PROFILE_KEYS)
     out = {}

@@ -37,8 +37,8 @@ file divided by GA [D: the mean copy, which keeps the iteration's total compute]
   ``auto`` (default) = split under sequence parallelism, which [D] the file shows when no
   non-embedding layer row has a forward TP ALLREDUCE and some have ALLGATHER/REDUCESCATTER
   (AICB's SP layout), else full (Megatron-core sends the full tensor without SP). The choice
-  matters: on GPT-175B at 400 Gb/s it moves the best baseline's NCT from about 1.54 (full)
-  to 1.09 (split). For a file written after a076fdb with SP, ``pp_comm`` is already A/TP:
+  matters (the data README: GPT-175B's best-baseline NCT at 400 Gb/s, about 1.54 full vs 1.09
+  split; measured here with ``--pp 8``, defaults otherwise: iter-halve 1.235 vs 1.079). For a file written after a076fdb with SP, ``pp_comm`` is already A/TP:
   give ``full``.
 
 Placement (spec 1.2.5, decisions 3-4): a stage unit is n_s = TP GPUs (dense) or EP x ETP

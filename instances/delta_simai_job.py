@@ -38,8 +38,8 @@ file divided by GA [D: the mean copy, which keeps the iteration's total compute]
   non-embedding layer row has a forward TP ALLREDUCE and some have ALLGATHER/REDUCESCATTER
   (AICB's SP layout), else full (Megatron-core sends the full tensor without SP). The choice
   matters (the data README: GPT-175B's best-baseline NCT at 400 Gb/s, about 1.54 full vs 1.09
-  split; measured here with ``--pp 8``, defaults otherwise: iter-halve 1.235 vs 1.079). For a file written after a076fdb with SP, ``pp_comm`` is already A/TP:
-  give ``full``.
+  split; measured here with ``--pp 8``, defaults otherwise: iter-halve 1.235 vs 1.079).
+  For a file written after a076fdb with SP, ``pp_comm`` is already A/TP: give ``full``.
 
 Placement (spec 1.2.5, decisions 3-4): a stage unit is n_s = TP GPUs (dense) or EP x ETP
 (MoE, [D] ETP default = TP, Megatron-core's default, which makes SimAI's DP/EP group exactly
@@ -119,6 +119,8 @@ def simai_job(w: SimaiWorkload, pp: int = 0, dp: int = 0, micro_batches: int = 0
     tp, ep = h["tp"], h["ep"] or 1
     moe = ep > 1
     P = pp or h["pp"] or 1
+    if etp and not moe:
+        raise InstanceError("etp", "applies only to an MoE file (header ep > 1)")
     etp = etp or tp
     n_s = ep * etp if moe else tp
     if moe and n_s % tp:

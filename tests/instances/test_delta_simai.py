@@ -145,6 +145,9 @@ def test_tiny_file_by_hand(tiny):
     fold = convert_simai(tiny, gpus_per_pod=2, fold_gbps=8.0).job
     assert fold["profile"]["fwd_ms"] == [3.0, 3.0] and fold["opt_ms"] == pytest.approx(2.000007)
     assert convert_simai(tiny, p2p_per_rank="split").job["profile"]["pp_mb"] == 1.0
+    derived = problem("delta").generator.run(from_simai=str(tiny), gpus_per_pod=2, form="derived")
+    again = type(derived).from_dict(json.loads(json.dumps(derived.to_dict())))
+    assert derived.job is None and again.n_tasks == 6 and np.array_equal(again.deps, inst.deps)
     split = convert_simai(tiny, stages="split").job
     assert split["profile"]["fwd_ms"] == [1.0, 1.0] and split["profile"]["dp_mb"] == [1.0, 1.0]
 

@@ -174,8 +174,9 @@ def simai_job(w: SimaiWorkload, pp: int = 0, dp: int = 0, micro_batches: int = 0
             continue
         if members == 0 or members % R:
             r0 = int(w.line[np.argmax(sel.any(axis=1))])
-            raise InstanceError(f"line {r0}", f"the {g_name} group ({DP} / {ep} ranks) does not "
-                                f"span the {R} replicas evenly (--etp {etp}, --dp {DP})", w.path)
+            size_txt = f"DP/EP = {DP}/{ep}" if g_name == "DP_EP" else f"DP = {DP}"
+            raise InstanceError(f"line {r0}", f"the {g_name} group ({size_txt} ranks) does not span "
+                                f"the {R} replicas evenly (--etp {etp}, --dp {DP})", w.path)
         k = members // R
         f = np.array([FACTOR[b] for b in base[sel]]) * (R - 1) / R
         dp_bytes += float((f * size[sel]).sum()) / k

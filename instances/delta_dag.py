@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from instances.dag import topological_order
-from instances.delta_models import Job, forward_ms, grad_mb_per_gpu, pp_volume_mb
+from instances.delta_models import Job, backward_ms, dp_volume_mb, forward_ms, pp_volume_mb
 
 
 @dataclass
@@ -145,8 +145,8 @@ def build_full_dag(job: Job) -> tuple[FullDag, Layout]:
     job.validate()
     L = Layout(job, canonical=job.replicas == "canonical")
     R, P, N, ns = L.R, L.P, job.micro_batches, L.ns
-    tF = forward_ms(job)
-    grad = grad_mb_per_gpu(job)
+    tF, tB = forward_ms(job), backward_ms(job)
+    v_dps = dp_volume_mb(job)
     v_pp = pp_volume_mb(job)
     B_intra = job.intra_bandwidth
     g = FullDag()
@@ -177,7 +177,7 @@ def build_full_dag(job: Job) -> tuple[FullDag, Layout]:
             prev = None
             for op in stage_program(s, P, N):
                 if op[0] in ("F", "B"):
-                    node = g.add(f"{op[0]}(r{r},b{op[1]},s{s})", tF[s] * (1 if op[0] == "F" else 2))
+                    node = g.add(f"{op[0]}(r{r},b{op[1]},s{s})", tF[s] if op[0] == "F" else tB[s])
                     if prev is not None:
                         g.edge(prev, node)
                     prev = node
@@ -206,10 +206,10 @@ def build_full_dag(job: Job) -> tuple[FullDag, Layout]:
     # DP gradient synchronization (spec 1.2.5, decision 5/9): after every replica's stage end.
     for s in range(P):
         blk = L.block(s)
-        v_dp = 2 * (R - 1) / R * grad[s] if R > 1 else 0.0
+        v_dp = v_dps[s]
         for r in reps:
             dp_nodes = []
-            if R > 1:
+            if R > 1 and v_dp > 0:
                 if job.dp_ring == "unidirectional" or R == 2:
                     parts = [(+1, list(range(ns)))]
                 else:
@@ -229,7 +229,7 @@ def build_full_dag(job: Job) -> tuple[FullDag, Layout]:
             stage_end[r, s, "dp"] = dp_nodes
         for r in reps:
             opt = g.add(f"OPT(r{r},s{s})", job.opt_ms)
-            if R == 1:
+            if not stage_end[r, s, "dp"]:          # R = 1 or nothing to synchronize
                 g.edge(stage_end[r, s], opt)
             for r_src in reps:
                 for node, r_dst in stage_end[r_src, s, "dp"]:

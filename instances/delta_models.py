@@ -199,6 +199,7 @@ class Job:
     opt_ms: float = 0.0
     replicas: str = "canonical"          # "canonical" (replica 0 + orbits, spec 3.2) or "full"
     arch: dict = field(default_factory=dict)  # overrides / a custom architecture
+    profile: dict = field(default_factory=dict)  # measured per-stage numbers (PROFILE_KEYS), no arch
 
     def architecture(self) -> Arch:
         cached = self.__dict__.get("_arch")
@@ -234,6 +235,8 @@ class Job:
                 kw[key] = number(f, v, lo=lo, hi=hi, strict_lo=strict)
             elif key == "arch":
                 kw[key] = dict(obj(f, v))
+            elif key == "profile":
+                kw[key] = profile_from_dict(v, f)
             else:
                 kw[key] = text(f, v)
         job = cls(**kw)
@@ -241,9 +244,13 @@ class Job:
         return job
 
     @property
+    def moe(self) -> bool:
+        return self.profile.get("moe", False) if self.profile else self.architecture().moe
+
+    @property
     def n_s(self) -> int:
         """GPUs per pipeline stage per replica: TP for dense, EP*ETP for MoE (spec decision 3)."""
-        return self.ep * self.etp if self.architecture().moe else self.tp
+        return self.ep * self.etp if self.moe else self.tp
 
     @property
     def replicas_count(self) -> int:
@@ -279,9 +286,8 @@ class Job:
             raise InstanceError("job.dp_ring", f"must be bidirectional or unidirectional, got {self.dp_ring!r}")
         if self.replicas not in ("canonical", "full"):
             raise InstanceError("job.replicas", f"must be canonical or full, got {self.replicas!r}")
-        arch = self.architecture()
         n_s = self.n_s
-        if arch.moe and n_s % self.tp:
+        if self.moe and n_s % self.tp:
             raise InstanceError("job.tp", f"EP*ETP={n_s} must be a multiple of tp={self.tp}")
         if self.gpus % (self.pp * n_s):
             raise InstanceError("job.gpus", f"{self.gpus} GPUs are not a multiple of pp*n_s="
@@ -291,7 +297,15 @@ class Job:
                                 f"must be a multiple of the stage size n_s={n_s}")
         if self.dp_ring == "bidirectional" and n_s % 2 and self.replicas_count > 2:
             raise InstanceError("job.dp_ring", f"bidirectional ring needs an even stage size, n_s={n_s}")
-        arch.layers_per_stage(self.pp)
+        if self.profile:
+            if self.pp > 1 and "pp_mb" not in self.profile:
+                raise InstanceError("job.profile.pp_mb", f"missing (needed with pp={self.pp})")
+            for key in ("fwd_ms", "bwd_ms", "dp_mb"):
+                if len(self.profile[key]) != self.pp:
+                    raise InstanceError(f"job.profile.{key}", f"needs one value per stage (pp={self.pp}), "
+                                        f"got {len(self.profile[key])}")
+        else:
+            self.architecture().layers_per_stage(self.pp)
 
 
 TABLE_I: dict[str, dict] = {
@@ -321,12 +335,15 @@ def stage_layer_ranges(job: Job) -> list[range]:
 
 
 def forward_ms(job: Job) -> list[float]:
-    """t_F(s): forward time of one micro-batch on stage s (t_B = 2 t_F, no recomputation).
+    """t_F(s): forward time of one micro-batch on stage s (t_B = 2 t_F, no recomputation);
+    a profiled job's measured ``fwd_ms``.
 
     FLOPs = sum over the stage's layers of 2*active_params*tokens + 4*tokens*seq*attn_width,
     plus 2*tokens*h*vocab for the logits on the last stage, with tokens = (n_s/TP)*mbs*seq;
     divided by n_s * throughput.
     """
+    if job.profile:
+        return list(job.profile["fwd_ms"])
     arch = job.architecture()
     tokens = (job.n_s // job.tp) * job.mbs * job.seq_len
     flop_per_ms = job.gpu_tflops * 1e9       # TFLOP/s -> FLOP/ms
@@ -356,6 +373,65 @@ def grad_mb_per_gpu(job: Job) -> list[float]:
     return out
 
 
+def backward_ms(job: Job) -> list[float]:
+    """t_B(s) = 2 t_F(s) (spec 1.2.5, no recomputation); a profiled job's measured ``bwd_ms``."""
+    if job.profile:
+        return list(job.profile["bwd_ms"])
+    return [2 * t for t in forward_ms(job)]
+
+
+def dp_volume_mb(job: Job) -> list[float]:
+    """v_DP(s): inter-pod MB each GPU of stage s sends in the DP synchronization; ring
+    all-reduce 2(R-1)/R x gradient MB per GPU (spec decision 6), or a profiled job's ``dp_mb``."""
+    if job.profile:
+        return list(job.profile["dp_mb"])
+    R = job.replicas_count
+    return [2 * (R - 1) / R * g if R > 1 else 0.0 for g in grad_mb_per_gpu(job)]
+
+
 def pp_volume_mb(job: Job) -> float:
-    """V_PP = (n_s/TP) * mbs * seq * h * act_bytes (one activation tensor per TP group)."""
+    """V_PP = (n_s/TP) * mbs * seq * h * act_bytes (one activation tensor per TP group);
+    a profiled job's ``pp_mb`` (the task's volume over its n_s flows)."""
+    if job.profile:
+        return job.profile.get("pp_mb", 0.0)
     return (job.n_s // job.tp) * job.mbs * job.seq_len * job.architecture().hidden * job.act_bytes / 1e6
+
+
+# ------------------------------------------------------------------------------------------
+# Profiled jobs: measured per-stage numbers instead of an architecture (e.g. a SimAI file,
+# instances.delta_simai_job). Times in ms per micro-batch, volumes in MB.
+# ------------------------------------------------------------------------------------------
+PROFILE_LISTS = ("fwd_ms", "bwd_ms", "dp_mb")
+PROFILE_KEYS = PROFILE_LISTS + ("pp_mb", "moe", "source", "settings")
+MAX_PROFILE_MB = 1e9        # 1 PB in one task: far beyond any job, keeps every sum finite
+
+
+def profile_from_dict(d, where: str = "job.profile") -> dict:
+    """A checked ``job.profile``: ``fwd_ms``, ``bwd_ms`` (per stage, ms per micro-batch),
+    ``dp_mb`` (per stage, inter-pod MB per GPU of the DP synchronization), ``pp_mb`` (MB of
+    one inter-stage activation transfer over the stage's n_s GPUs, > 0; needed when pp > 1),
+    optional ``moe`` (n_s = EP*ETP instead of TP), ``source`` and ``settings`` (provenance)."""
+    obj(where, d)
+    known_fields(where, d, PROFILE_KEYS)
+    out = {}
+    for key in PROFILE_LISTS:
+        if key not in d:
+            raise InstanceError(f"{where}.{key}", "missing")
+        vals = seq(f"{where}.{key}", d[key], max_len=2**16)
+        hi = MAX_PROFILE_MB if key == "dp_mb" else 1e6
+        out[key] = [number(f"{where}.{key}[{i}]", v, lo=0.0, hi=hi) for i, v in enumerate(vals)]
+    if "pp_mb" in d:         # needed when pp > 1 (Job.validate)
+        out["pp_mb"] = number(f"{where}.pp_mb", d["pp_mb"], lo=0.0, hi=MAX_PROFILE_MB, strict_lo=True)
+    if "moe" in d:
+        if not isinstance(d["moe"], bool):
+            raise InstanceError(f"{where}.moe", f"must be true or false, got {d['moe']!r}")
+        out["moe"] = d["moe"]
+    if "source" in d:
+        out["source"] = text(f"{where}.source", d["source"], max_len=1000)
+    if "settings" in d:
+        settings = obj(f"{where}.settings", d["settings"])
+        for k, v in settings.items():
+            if not isinstance(v, (str, int, float, bool)) or isinstance(v, float) and not v == v:
+                raise InstanceError(f"{where}.settings.{k}", "must be a string, number or boolean")
+        out["settings"] = dict(settings)
+    return out

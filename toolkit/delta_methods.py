@@ -200,8 +200,11 @@ def metrics(inst: DeltaInstance, sol) -> tuple[list[str], dict]:
 
 GEN_PARAMS = {
     "model": (str, "gpt-7b", f"Table I workload ({', '.join(TABLE_I)})"),
-    "micro_batches": (int, 0, "micro-batches per iteration (0 = Table I value)"),
-    "seq_len": (int, 4096, "sequence length"),
+    "from_simai": (str, "", "convert this SimAI/AICB workload file instead of --model "
+                   "(instances/delta_simai_job.py; the options marked SimAI apply)"),
+    "micro_batches": (int, 0, "micro-batches per iteration (0 = Table I value; SimAI: the "
+                      "header's ga, else 8 x PP)"),
+    "seq_len": (int, 4096, "sequence length (SimAI: with --hidden, sizes the P2P activation)"),
     "bandwidth_gbps": (float, 400.0, "per-GPU NIC = OCS port bandwidth, Gb/s"),
     "gpu_tflops": (float, 400.0, "effective GPU throughput, TFLOP/s"),
     "p2p_mode": (str, "megatron_blocking", "megatron_blocking or async"),
@@ -209,16 +212,42 @@ GEN_PARAMS = {
     "replicas": (str, "canonical", "canonical (replica 0 + orbits) or full"),
     "form": (str, "job", "job (the description; the DAG is generated on load) or derived"),
     "name": (str, "", "instance name"),
+    "pp": (int, 0, "SimAI: pipeline stages (0 = the header's pp, else 1)"),
+    "dp": (int, 0, "SimAI: data-parallel size (0 = all_gpus / (TP x PP), else two replicas)"),
+    "pods": (int, 0, "SimAI: Pods in total (0 = from --gpus-per-pod)"),
+    "gpus_per_pod": (int, 0, "SimAI: GPUs per Pod per replica, a multiple of the stage "
+                     "(0 = two stages per Pod)"),
+    "etp": (int, 0, "SimAI MoE: expert tensor parallelism (0 = TP)"),
+    "stages": (str, "file", "SimAI: file (every stage runs the file's program) or split (the "
+               "file is the whole model, divided over --pp stages)"),
+    "p2p_per_rank": (str, "auto", "SimAI: P2P bytes per TP rank: full activation, split (/TP) "
+                     "or auto (split under sequence parallelism)"),
+    "hidden": (int, 0, "SimAI: hidden size for the P2P activation when the header has no "
+               "pp_comm (0 = the layer rows' TP collective size)"),
+    "fold_gbps": (float, 0.0, "SimAI: fold TP/EP collectives into compute at this intra-Pod "
+                  "bus bandwidth, Gb/s (0 = the file's compute only)"),
 }
 
 
 def generate(model="gpt-7b", micro_batches=0, seq_len=4096, bandwidth_gbps=400.0, gpu_tflops=400.0,
              p2p_mode="megatron_blocking", dp_ring="bidirectional", replicas="canonical",
-             form="job", name="") -> DeltaInstance:
-    if model not in TABLE_I:
-        raise InstanceError("model", f"unknown workload {model!r} (known: {', '.join(TABLE_I)})")
+             form="job", name="", from_simai="", **simai) -> DeltaInstance:
     if form not in ("job", "derived"):
         raise InstanceError("form", f"must be job or derived, got {form!r}")
+    if from_simai:
+        from instances.delta_simai_job import convert_simai
+
+        inst = convert_simai(from_simai, name=name, micro_batches=micro_batches, seq_len=seq_len,
+                             bandwidth_gbps=bandwidth_gbps, p2p_mode=p2p_mode, dp_ring=dp_ring,
+                             replicas=replicas, **simai)
+        if form == "derived":
+            inst.job = None
+        return inst
+    given = [k for k, v in simai.items() if k not in GEN_PARAMS or v != GEN_PARAMS[k][1]]
+    if given:
+        raise InstanceError(given[0], f"--{given[0].replace('_', '-')} applies only with --from-simai")
+    if model not in TABLE_I:
+        raise InstanceError("model", f"unknown workload {model!r} (known: {', '.join(TABLE_I)})")
     job = dict(TABLE_I[model])
     if micro_batches:
         job["micro_batches"] = micro_batches

@@ -141,6 +141,13 @@ def seed_gaps(df: pd.DataFrame, pairs, key: str = "arch") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def strategies(df: pd.DataFrame) -> np.ndarray:
+    """A run's strategy: its reconfiguration method, else its architecture (Best, Clos).
+    The cached CSVs read an empty method back as NaN."""
+    rc = df.reconfig.fillna("").astype(str)
+    return np.where(rc != "", rc, df.arch)
+
+
 def run_ilp(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
     from toolkit.progress import track
 
@@ -150,7 +157,7 @@ def run_ilp(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
     frames = [simulate(a, g, r, n_jobs, rho, seed, runs_dir, ilp_limit=600.0)
               for g, (a, r) in track([(g, ar) for g in sizes for ar in ILP_RUNS])]
     df = pd.concat(frames, ignore_index=True)
-    df["strategy"] = np.where(df.reconfig != "", df.reconfig.fillna(""), df.arch)
+    df["strategy"] = strategies(df)
     best = df[df.arch == "best"].set_index(["gpus", "job"])
     key = pd.MultiIndex.from_frame(df[["gpus", "job"]])
     df["jrt_slowdown"] = df.jrt_s.to_numpy() / best.jrt_s.reindex(key).to_numpy() - 1
@@ -162,11 +169,11 @@ def run_ilp(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
     summ = summ.merge(sl, on=["gpus", "strategy"])
     ref = summ[summ.strategy == "itv-mdmcf"].set_index("gpus").avg_jct_s
     summ["jct_vs_mdmcf_pct"] = 100 * (summ.avg_jct_s / summ.gpus.map(ref) - 1)
-    strategies = list(dict.fromkeys(summ.strategy))
+    names = list(dict.fromkeys(summ.strategy))
     cmd = "python solve.py reproduce lumos-jct-ilp" + (" --quick" if quick else "")
     png = plot(out_dir / "lumos_jct_ilp.png",
                {s: (summ[summ.strategy == s].gpus, summ[summ.strategy == s].avg_jct_s / 3600)
-                for s in strategies}, "GPUs", "Avg.JCT (h)")
+                for s in names}, "GPUs", "Avg.JCT (h)")
     md = ["# OCS reconfiguration time in the job completion time ([001] Fig. 8)", "",
           f"Regenerate: `{cmd}` (resumable; runs in `{runs_dir}`). Machine: {machine()}.", "",
           f"{n_jobs} Helios-style jobs per run, workload level {rho}, seed {seed}; ITV-ILP and "

@@ -1,0 +1,30 @@
+"""The [001]/[002] end-to-end targets' bookkeeping (benchmarks.lumos_jct) on tiny runs."""
+import pandas as pd
+import pytest
+
+from benchmarks.lumos_jct import run_path, seed_gaps, simulate, strategies
+
+
+def test_cached_runs_keep_their_strategy_and_resume(tmp_path):
+    runs = [("best", None), ("clos-51.2T-3tier", None), ("lumos-51.2T-tau1", "itv-mdmcf")]
+    first = [simulate(a, 512, r, 12, 0.8, 0, tmp_path, alg_time="none") for a, r in runs]
+    again = [simulate(a, 512, r, 12, 0.8, 0, tmp_path, alg_time="none") for a, r in runs]
+    for a, r in runs:
+        assert run_path(a, 512, r, 0, tmp_path).exists()
+    # the second call reads the cache (the CSV turns the empty method into NaN)
+    df = pd.concat(again, ignore_index=True)
+    assert df.reconfig.isna().sum() == 2 * 12
+    assert list(dict.fromkeys(strategies(df))) == ["best", "clos-51.2T-3tier", "itv-mdmcf"]
+    for a, b in zip(first, again):
+        assert b.jct_s.to_numpy() == pytest.approx(a.jct_s.to_numpy(), rel=1e-12)
+    # Best bounds every job's running time
+    best = again[0].set_index("job").jrt_s
+    for other in again[1:]:
+        assert (other.set_index("job").jrt_s >= best.reindex(other.job).to_numpy() - 1e-6).all()
+
+
+def test_seed_gaps_are_per_seed_ratios():
+    df = pd.DataFrame(dict(gpus=256, seed=[0, 0, 1, 1], arch=["a", "b", "a", "b"],
+                           jct_s=[90.0, 100.0, 120.0, 100.0], jrt_s=[50.0, 50.0, 60.0, 40.0]))
+    g = seed_gaps(df, (("a", "b"),)).iloc[0]
+    assert [g.jct_min, g.jct_max, g.jrt_min, g.jrt_max] == pytest.approx([-10, 20, 0, 50])

@@ -80,7 +80,7 @@ def old_even(inst: ReconfigInstance, h: int, parity: int = 0) -> np.ndarray:
 
 def default_restarts(P: int) -> int:
     """Extra runs of the ejection-chain assignment per group (step 4), by fabric size."""
-    return 5 if P <= 16 else 1 if P <= 32 else 0
+    return 5 if P <= 32 else 0
 
 
 def eject_runs(P: int, restarts: int) -> list[dict]:

@@ -14,8 +14,16 @@ Per OCS group h, independently (spec 2.3, 2.5):
    2-3 in one), run once plus ``restarts`` times with other insertion orders
    (``eject_runs``); the group keeps whichever of all its candidates rewires least on
    eq. (7) (even and odd OCSes, so also for an old configuration that is not mirrored),
-   so MDMCF never rewires more than steps 2-3 alone. Default restarts: 5 at P <= 16, 1
-   at 17 <= P <= 32, none above; for speed at P >= 64 units with a free place go first
+   so MDMCF never rewires more than steps 2-3 alone. Default restarts: 5 at P <= 32,
+   none above (decision, issue 17, results/lumos_reconfig_quality.md: on ring churn each
+   restart lowers the rewiring, mean ratio to the proven ITV-ILP optimum 1.134 with none,
+   1.092 / 1.077 / 1.060 / 1.049 / 1.037 with 1 / 2 / 3 / 5 / 8, at a time that grows
+   about linearly (at P = 16 about 4x ITV-MCF's with none, 17x with 5); on job churn a
+   group stops at group_bound before any restart, so they cost nothing there. Even with
+   none, ring churn at P = 16 misses the 3x-ITV-MCF target, so the restarts stay for
+   quality; ``restarts=0`` is the fast setting. At P = 32, 5 instead of the former 1
+   took the first 8192-GPU ring step of results/lumos_reconfig.md from 1.296x to 1.183x
+   the optimum, at about 3x the time); for speed at P >= 64 units with a free place go first
    (``direct_first``) and the final re-keep pass of lumos_eject runs only at P < 64
    (its cost grows with the number of lost circuits). A group stops trying candidates
    once one meets :func:`group_bound`, a lower bound on its eq. (7). Work budget: the
@@ -79,7 +87,8 @@ def old_even(inst: ReconfigInstance, h: int, parity: int = 0) -> np.ndarray:
 
 
 def default_restarts(P: int) -> int:
-    """Extra runs of the ejection-chain assignment per group (step 4), by fabric size."""
+    """Extra runs of the ejection-chain assignment per group (step 4), by fabric size
+    (the trade-off: module docstring)."""
     return 5 if P <= 32 else 0
 
 

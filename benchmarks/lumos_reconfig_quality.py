@@ -252,6 +252,20 @@ def _report(df: pd.DataFrame, sp: pd.DataFrame, tr: pd.DataFrame, quick: bool,
             f"Worst MDMCF / ITV-ILP per instance where the ILP proved optimality: {head}; "
             f"{len(opt)} of {len(df)} steps proven; {int((opt.mdmcf_vs_ilp > 1.03 + 1e-9).sum())} "
             "proven steps above 1.03x.", "",
+            "## Targets (issue 17)", "", "| target | workload | measured | met |", "|---|---|---|---|",
+            *_targets(opt, sp), "",
+            "Why ring churn misses them: MDMCF keeps every old circuit it can and inserts the "
+            "missing units one at a time by ejection chains (heuristics.lumos_eject); the ILP "
+            "optimum relocates a few circuits in a coordinated way (e.g. 16 relocations for "
+            "12 new units on a 32-Pod group, where one MDMCF run relocates 36). The result "
+            "depends strongly on the insertion order: restarts with other orders lower the "
+            "rewiring steadily (table below) at a cost that grows linearly, while neither a "
+            "regret-based insertion order, longer chain searches, Kempe-swap / path-reversal "
+            "local search nor a ruin-and-recreate pass around the lost circuits closed the "
+            "gap in trials (not kept). On the job-churn steps of this set every group meets "
+            "group_bound, a lower bound, so MDMCF is provably optimal there and stops before "
+            "any restart (on the speed set's job churn at P = 16 it stays above the bound on "
+            "some groups, where no ILP was run).", "",
             "## Per fabric", "", md_table(by, ".4g"), "",
             "## Speed at 8 and 16 Pods (K_leaf = K_spine = 16, H = 16; the main benchmark's "
             f"sequences, {SPEED_STEPS} steps, old = MDMCF's trajectory)", "",
@@ -265,6 +279,33 @@ def _report(df: pd.DataFrame, sp: pd.DataFrame, tr: pd.DataFrame, quick: bool,
             md_table(tr, ".4g"), "",
             f"Load average at the end: {os.getloadavg()[0]:.1f}.", "",
             "## Per step", "", md_table(df[cols], ".4g"), ""]
+
+
+def _targets(opt: pd.DataFrame, sp: pd.DataFrame) -> list[str]:
+    rows = []
+    for wl in ("rings", "jobs"):
+        w = opt[opt.workload == wl].mdmcf_vs_ilp.max()
+        rows.append(f"| per step <= 1.03x ITV-ILP where proven | {wl} | worst {w:.4f}x | "
+                    f"{'yes' if w <= 1.03 + 1e-9 else 'no'} |")
+    for wl in ("rings", "jobs"):
+        t = sp[sp.workload == wl].groupby("pods").time_vs_mcf.median()
+        txt = ", ".join(f"P = {P}: {v:.2f}x" for P, v in t.items())
+        rows.append(f"| median time <= 3x ITV-MCF at 8 and 16 Pods | {wl} | {txt} | "
+                    f"{'yes' if (t <= 3).all() else 'no'} |")
+    return rows
+
+
+def rerender(out_dir: Path = Path("results"), quick: bool = False) -> list[Path]:
+    """Rewrite the report from its CSVs (no solving, no timing); the machine and load
+    lines stay those of the run that measured them."""
+    df = pd.read_csv(out_dir / "lumos_reconfig_quality.csv")
+    sp = pd.read_csv(out_dir / "lumos_reconfig_quality_speed.csv")
+    tr = pd.read_csv(out_dir / "lumos_reconfig_quality_restarts.csv")
+    old = (out_dir / "lumos_reconfig_quality.md").read_text().splitlines()
+    keep = {k: next(ln for ln in old if ln.startswith(k)) for k in ("Regenerate:", "Load average")}
+    lines = _report(df, sp, tr, quick, float("nan"))
+    lines = [next((v for k, v in keep.items() if ln.startswith(k)), ln) for ln in lines]
+    return write_report(out_dir, "lumos_reconfig_quality", lines, {})
 
 
 if __name__ == "__main__":

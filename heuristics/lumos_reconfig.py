@@ -67,6 +67,7 @@ from heuristics.lumos_decompose import (find_connection, int_decompose, sym_deco
                                         sym_decompose_flow, sym_decompose_rewiring)
 from heuristics.lumos_chain import Work
 from heuristics.lumos_eject import eject_connection
+from heuristics.lumos_exact import lp_guided, model_size
 from heuristics.lumos_kempe import kempe_connection
 from heuristics.lumos_refine import pair_refine
 from instances.lumos import Fabric, OcsConfig, ReconfigInstance, make_wiring, perm_from_matrix
@@ -104,6 +105,8 @@ def eject_runs(P: int, restarts: int) -> list[dict]:
 
 
 EJECT_WORK = 4.0              # ejection-chain work per OCS port and run (the work budget)
+EXACT_VARS = 4000             # the LP-guided step on groups with at most this many binaries
+EXACT_NODES = 50              # its branch-and-bound node limit (deterministic)
 
 
 def group_work(P: int, K: int, runs: int, eject_work: float | None = EJECT_WORK) -> int | None:
@@ -119,13 +122,15 @@ def group_work(P: int, K: int, runs: int, eject_work: float | None = EJECT_WORK)
 def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: bool = True,
                 simd: str = "euler", refine: bool = False, deadline: float | None = None,
                 eject: bool = True, restarts: int | None = None, old_odd: np.ndarray | None = None,
-                eject_work: float | None = EJECT_WORK, eject_deadline: float | None = None
-                ) -> list[np.ndarray]:
+                eject_work: float | None = EJECT_WORK, eject_deadline: float | None = None,
+                exact_vars: int | None = EXACT_VARS) -> list[np.ndarray]:
     """The K/2 directed partial permutations A^(m) for the even OCSes of one group;
     ``old_odd``: the odd OCSes' old matrices (default: the mirror, old^T), used to
     compare the candidates on eq. (7); ``eject_work``: work budget of the ejection chains
     per OCS port and run (:func:`group_work`; None or 0: unlimited); ``eject_deadline``:
-    a time.monotonic() value that also ends them (a user time limit only)."""
+    a time.monotonic() value that also ends them (a user time limit only);
+    ``exact_vars``: the LP-guided step (step 5 of the module docstring) on groups whose
+    reduced ILP has at most this many binaries (None or 0: off)."""
     if old is None or not old.any():
         return int_decompose(SIMD[simd](C_h), K // 2)
     # MDMCF: relaxed SIMD (row/col sums <= K/2, what Theorem 4.1 needs) against the old A
@@ -136,8 +141,10 @@ def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: b
         best, floor = _rewiring(parts, old, odd), group_bound(C_h, old, odd)
         cands = [lambda: kempe_connection(A, old)]
         P = len(C_h)
-        runs = eject_runs(P, default_restarts(P) if restarts is None else restarts) \
-            if eject else []
+        small = bool(exact_vars) and model_size(C_h, K // 2) <= exact_vars
+        if restarts is None:            # the LP-guided step replaces the restarts
+            restarts = 0 if small else default_restarts(P)
+        runs = eject_runs(P, restarts) if eject else []
         work = Work(group_work(P, K, len(runs), eject_work), eject_deadline)  # shared by the runs
         cands += [lambda kw=kw: eject_connection(C_h, old, improve=P < 64, work=work, **kw)
                   for kw in runs]
@@ -151,6 +158,10 @@ def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: b
                     parts, best = alt, cost
             if best <= floor:
                 break                   # optimal: no other candidate can rewire less
+        if small and best > floor:
+            alt, _ = lp_guided(C_h, old, odd, parts, EXACT_NODES)
+            if _realizes(alt, C_h) and _rewiring(alt, old, odd) < best:
+                parts = alt
     return pair_refine(parts, old, deadline=deadline) if refine else parts
 
 
@@ -187,11 +198,12 @@ PARALLEL_MIN_PODS = 32        # below this, process start-up costs more than it 
 def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler",
                   refine: bool = False, time_budget: float | None = None, eject: bool = True,
                   restarts: int | None = None, workers: int | None = None,
-                  eject_work: float | None = EJECT_WORK, time_limit: float | None = None
-                  ) -> OcsConfig:
+                  eject_work: float | None = EJECT_WORK, time_limit: float | None = None,
+                  exact_vars: int | None = EXACT_VARS) -> OcsConfig:
     """ITV-MDMCF (``aware=True``) or ITV-MCF (``aware=False``) for a Cross-wired instance;
     ``eject``/``restarts``/``eject_work`` (per OCS port and run, see :func:`group_work`;
-    None or 0: unlimited): step 4 of the module docstring (MDMCF only); ``time_limit``: a user's
+    None or 0: unlimited): step 4 of the module docstring (MDMCF only); ``exact_vars``: step
+    5 (the LP-guided step on groups up to that many binaries; None or 0: off); ``time_limit``: a user's
     wall-clock limit for the ejection chains, s (None, the default: no clock, the result
     is deterministic); ``refine`` adds the pairwise local search of
     heuristics.lumos_refine (within ``time_budget`` seconds overall, the groups sharing
@@ -215,7 +227,8 @@ def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler
     jobs = [(inst.C[h], fab.k_spine, old_even(inst, h) if has_old else None, aware, simd,
              refine, None if time_budget is None else t0 + time_budget * (h + 1) / fab.H,
              eject, restarts, old_even(inst, h, 1) if has_old else None, eject_work,
-             None if time_limit is None else m0 + time_limit * (h // workers + 1) / slots)
+             None if time_limit is None else m0 + time_limit * (h // workers + 1) / slots,
+             exact_vars)
             for h in range(fab.H)]
     results = None
     if workers > 1:

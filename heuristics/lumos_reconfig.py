@@ -1,4 +1,4 @@
-"""Polynomial OCS reconfiguration under Cross Wiring (and the dual-link wiring).
+"""OCS reconfiguration under Cross Wiring (and the dual-link wiring).
 
 Per OCS group h, independently (spec 2.3, 2.5):
 
@@ -14,14 +14,11 @@ Per OCS group h, independently (spec 2.3, 2.5):
    2-3 in one), run once plus ``restarts`` times with other insertion orders
    (``eject_runs``); the group keeps whichever of all its candidates rewires least on
    eq. (7) (even and odd OCSes, so also for an old configuration that is not mirrored),
-   so MDMCF never rewires more than steps 2-3 alone. Default restarts: 5 at P <= 32,
-   none above (decision, issue 17, results/lumos_reconfig_quality.md: on ring churn each
-   restart lowers the rewiring, mean ratio to the proven ITV-ILP optimum 1.134 with none,
-   1.092 / 1.077 / 1.060 / 1.049 / 1.037 with 1 / 2 / 3 / 5 / 8, at a time that grows
-   about linearly (at P = 16 about 4x ITV-MCF's with none, 17x with 5); on job churn a
-   group stops at group_bound before any restart, so they cost nothing there. Even with
-   none, ring churn at P = 16 misses the 3x-ITV-MCF target, so the restarts stay for
-   quality; ``restarts=0`` is the fast setting. At P = 32, 5 instead of the former 1
+   so MDMCF never rewires more than steps 2-3 alone. Default restarts: none on groups
+   that get step 5, else 5 at P <= 32 and none above (decision, issue 17,
+   results/lumos_reconfig_quality.md: without step 5 each restart lowers the rewiring on
+   ring churn at a time that grows about linearly; step 5 after one run is both better
+   and faster there. At P = 32, K = 16 (no step 5), 5 restarts instead of the former 1
    took the first 8192-GPU ring step of results/lumos_reconfig.md from 1.296x to 1.183x
    the optimum, at about 3x the time); for speed at P >= 64 units with a free place go first
    (``direct_first``) and the final re-keep pass of lumos_eject runs only at P < 64
@@ -40,8 +37,18 @@ Per OCS group h, independently (spec 2.3, 2.5):
    ring churn it cuts the chains to about a third. A user's --time-limit
    (``time_limit``) still ends the chains the same way, shared by the groups in order;
    only then does the result depend on the clock;
-5. odd OCS 2m+1 = transpose of even OCS 2m (the mirror of Cross Wiring);
-6. optionally (``refine``, an addition) pairwise re-optimization (heuristics.lumos_refine):
+5. MDMCF (addition, issue 17): on a group of at most 16 Pods whose reduced ITV-ILP has
+   at most ``exact_vars`` binaries (default 4000: every group at P <= 16 with K <= 32 or
+   P <= 8 with K <= 64; decision: at P = 32, K = 16 the step took 0.1-5 s per group,
+   too slow) and whose best candidate is above group_bound, the LP-guided step of
+   heuristics.lumos_exact: the
+   LP relaxation (a lower bound that often proves the candidate optimal), then the ILP
+   with the old circuits the LP keeps fixed, from the candidate, within a node limit
+   (deterministic); kept if it rewires less. On results/lumos_reconfig_quality.md it
+   took the worst ratio to the proven optimum from 1.12 to the value there, at less
+   time than 5 restarts;
+6. odd OCS 2m+1 = transpose of even OCS 2m (the mirror of Cross Wiring);
+7. optionally (``refine``, an addition) pairwise re-optimization (heuristics.lumos_refine):
    its work is bounded by 3 rounds of M (M - 1) pair moves, so it needs no work budget;
    its clock (``time_budget``) comes only from user settings (option ``refine_budget``,
    --time-limit), none by default.
@@ -107,6 +114,7 @@ def eject_runs(P: int, restarts: int) -> list[dict]:
 EJECT_WORK = 4.0              # ejection-chain work per OCS port and run (the work budget)
 EXACT_VARS = 4000             # the LP-guided step on groups with at most this many binaries
 EXACT_NODES = 50              # its branch-and-bound node limit (deterministic)
+EXACT_PODS = 16               # and only up to this many Pods (P = 32: seconds per group)
 
 
 def group_work(P: int, K: int, runs: int, eject_work: float | None = EJECT_WORK) -> int | None:
@@ -141,7 +149,7 @@ def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: b
         best, floor = _rewiring(parts, old, odd), group_bound(C_h, old, odd)
         cands = [lambda: kempe_connection(A, old)]
         P = len(C_h)
-        small = bool(exact_vars) and model_size(C_h, K // 2) <= exact_vars
+        small = bool(exact_vars) and P <= EXACT_PODS and model_size(C_h, K // 2) <= exact_vars
         if restarts is None:            # the LP-guided step replaces the restarts
             restarts = 0 if small else default_restarts(P)
         runs = eject_runs(P, restarts) if eject else []

@@ -357,7 +357,8 @@ register_problem(Problem(
     methods={m.name: m for m in [
         Method("itv-mdmcf", "heuristic", run_itv_heuristic(True),
                "ITV-MDMCF (reconstruction): rewiring-aware SIMD + FindConnection bisection MCFs, "
-               "and ejection chains with orientation freedom (an addition); best per group",
+               "ejection chains with orientation freedom and an LP-guided exact step on small "
+               "groups (additions); best per group",
                ITV_OPTIONS, applicable=lambda i, c: _check_wiring(i, "cross")),
         Method("itv-mcf", "heuristic", run_itv_heuristic(False),
                "ITV-MCF: rewiring-oblivious SIMD + FindConnection (MinRewiring MCF baseline)",

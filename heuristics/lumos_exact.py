@@ -1,5 +1,4 @@
-"""Exact per-group step of ITV-MDMCF for small groups: the reduced ITV-ILP on HiGHS with a
-node limit (an addition, issue 17).
+"""LP-guided exact step of ITV-MDMCF for small groups (an addition, issue 17).
 
 The model is [001] ILP (1)-(7) of one group in the reduced form of models.lumos_ilp
 (spec 2.4: the L2 constraint (6) substituted, even OCSes only): y[o, m] = 1 when ordered
@@ -9,12 +8,22 @@ pair o = (i, j) with C_ij > 0 is a circuit i -> j in even OCS m (and j -> i in o
 * eqs. (4), (5): at most one circuit out of (into) each Pod per even OCS;
 * eq. (7): min sum_m |X_m - U_m| + |X_m^T - V_m| = sum coef * y + sum U + sum V.
 
-It is built here straight from numpy arrays into highspy (no gurobipy model: building
-one costs more than the small solves it serves) and solved single-threaded from the
-heuristic's best assignment as MIP start, with ``max_nodes`` branch-and-bound nodes
-(decision: a node limit, not a time limit, so the result is the same on any machine and
-under any load; HiGHS is deterministic with one thread). Within the limit the optimum is
-proven ("optimal"); otherwise the incumbent, never worse than the start, is returned.
+Built straight from numpy arrays into highspy (a gurobipy model costs more to build than
+these solves take), single-threaded:
+
+1. the LP relaxation: ceil of its value is a lower bound on eq. (7); a start that meets
+   it is optimal, and nothing more is done;
+2. otherwise the ILP with y = 1 fixed where the LP has y = 1 on an old mirrored circuit
+   (coef < 0: a circuit the LP keeps), from the start as MIP start, within ``max_nodes``
+   branch-and-bound nodes. Decision: the LP relaxation of this model is tight on the
+   measured instances (often equal to the optimum; results/lumos_reconfig_quality.md),
+   so the circuits it keeps are kept; fixing every y the LP sets to 1 was faster but
+   worse (1.06x vs 1.02x worst on that set), the unfixed ILP was exact but took up to
+   2 s per 16-Pod group. The result is proven optimal when it meets the LP bound.
+
+A node limit, not a time limit, so the result is the same on any machine and under any
+load (HiGHS is deterministic with one thread). Not polynomial in the worst case (simplex,
+bounded branch-and-bound); MDMCF runs it only on small groups (heuristics.lumos_reconfig).
 """
 from __future__ import annotations
 
@@ -22,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 
-FIX_BELOW = 0.0
+FIX_BELOW = 0.0             # fix LP ones with coef below this: the old mirrored circuits
 
 
 def model_size(C: np.ndarray, M: int) -> int:
@@ -31,11 +40,11 @@ def model_size(C: np.ndarray, M: int) -> int:
 
 
 def lp_guided(C: np.ndarray, U: np.ndarray, V: np.ndarray, start: list[np.ndarray],
-                max_nodes: int) -> tuple[list[np.ndarray], bool]:
-    """Least-rewiring split of one group (module docstring): C (P x P, symmetric), U / V
+              max_nodes: int) -> tuple[list[np.ndarray], bool]:
+    """The LP-guided step (module docstring) for one group: C (P x P, symmetric), U / V
     the old even / odd OCS matrices (M, P, P), ``start`` a feasible split (M matrices).
     Returns (M directed partial permutations, proven optimal); the start itself when
-    HiGHS returns nothing better."""
+    HiGHS finds nothing better."""
     import highspy
 
     from models.highs import _highs_thread_pool

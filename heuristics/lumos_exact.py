@@ -19,7 +19,10 @@ these solves take), single-threaded:
    measured instances (often equal to the optimum; results/lumos_reconfig_quality.md),
    so the circuits it keeps are kept; fixing every y the LP sets to 1 was faster but
    worse (1.06x vs 1.02x worst on that set), the unfixed ILP was exact but took up to
-   2 s per 16-Pod group. The result is proven optimal when it meets the LP bound.
+   2 s per 16-Pod group. The result is proven optimal when it meets the LP bound;
+3. optionally (``full``; MDMCF: groups of at most 12 Pods, where it took 20-80 ms), when
+   step 2 did not meet the LP bound, the ILP without fixings from step 2's result, within
+   the same node limit (the fixings cost 48 vs 44 circuits on one 8-Pod group).
 
 A node limit, not a time limit, so the result is the same on any machine and under any
 load (HiGHS is deterministic with one thread). Not polynomial in the worst case (simplex,
@@ -40,11 +43,11 @@ def model_size(C: np.ndarray, M: int) -> int:
 
 
 def lp_guided(C: np.ndarray, U: np.ndarray, V: np.ndarray, start: list[np.ndarray],
-              max_nodes: int) -> tuple[list[np.ndarray], bool]:
+              max_nodes: int, full: bool = False) -> tuple[list[np.ndarray], bool]:
     """The LP-guided step (module docstring) for one group: C (P x P, symmetric), U / V
     the old even / odd OCS matrices (M, P, P), ``start`` a feasible split (M matrices).
-    Returns (M directed partial permutations, proven optimal); the start itself when
-    HiGHS finds nothing better."""
+    ``full``: step 3 too. Returns (M directed partial permutations, proven optimal); the
+    start itself when HiGHS finds nothing better."""
     import highspy
 
     from models.highs import _highs_thread_pool
@@ -95,6 +98,12 @@ def lp_guided(C: np.ndarray, U: np.ndarray, V: np.ndarray, start: list[np.ndarra
     x, obj = solve(ones.astype(float), True, start_x if not (ones & (start_x < 0.5)).any()
                    else None)
     if x is None or obj >= start_cost:
+        x, obj = start_x, start_cost
+    if obj > floor and full:                            # 3. the ILP unfixed, from there
+        x2, obj2 = solve(np.zeros(n), True, np.round(x))
+        if x2 is not None and obj2 < obj:
+            x, obj = x2, obj2
+    if obj >= start_cost:
         return start, False
     optimal = obj <= floor
     x = np.round(x).astype(np.int64)

@@ -115,6 +115,7 @@ EJECT_WORK = 4.0              # ejection-chain work per OCS port and run (the wo
 EXACT_VARS = 4000             # the LP-guided step on groups with at most this many binaries
 EXACT_NODES = 50              # its branch-and-bound node limit (deterministic)
 EXACT_PODS = 16               # and only up to this many Pods (P = 32: seconds per group)
+EXACT_FULL_PODS = 12          # its unfixed ILP (step 3 of lumos_exact) up to this many Pods
 
 
 def group_work(P: int, K: int, runs: int, eject_work: float | None = EJECT_WORK) -> int | None:
@@ -167,7 +168,7 @@ def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: b
             if best <= floor:
                 break                   # optimal: no other candidate can rewire less
         if small and best > floor:
-            alt, _ = lp_guided(C_h, old, odd, parts, EXACT_NODES)
+            alt, _ = lp_guided(C_h, old, odd, parts, EXACT_NODES, full=P <= EXACT_FULL_PODS)
             if _realizes(alt, C_h) and _rewiring(alt, old, odd) < best:
                 parts = alt
     return pair_refine(parts, old, deadline=deadline) if refine else parts

@@ -95,12 +95,14 @@ def test_mdmcf_within_factor_of_ilp(mdmcf_vs_ilp):
 
 
 def test_mdmcf_per_step_vs_ilp(mdmcf_vs_ilp):
-    """Per step, not summed (issue 17): job churn at the optimum on every step, ring churn
-    within 1.10x on every step here (measured worst 1.091; the wider study is
+    """Per step, not summed (issue 17): within 1.03x of the optimum on every step, and at
+    it on every job-churn step (measured: every step at the optimum with the LP-guided
+    step of lumos_exact; 1.091x on one ring step without its unfixed ILP, 3 of them
+    above 1.03x with the ejection chains alone; the wider study is
     results/lumos_reconfig_quality.md)."""
     jobs = [(rew, opt) for rew, opt, _, _, kind in mdmcf_vs_ilp if kind == "jobs"]
     assert len(jobs) == 18 and all(rew == round(opt) for rew, opt in jobs)
-    assert all(rew <= 1.10 * opt for rew, opt, _, _, _ in mdmcf_vs_ilp)
+    assert all(rew <= 1.03 * opt for rew, opt, _, _, _ in mdmcf_vs_ilp)
 
 
 def test_target_equal_to_old_gives_zero_rewiring():

@@ -114,8 +114,9 @@ def test_mdmcf_vs_brute_force_on_tiny_ring_churn():
 
 def test_lp_guided_step_valid_never_worse_and_proven_means_optimal():
     """heuristics.lumos_exact.lp_guided on tiny groups, old OCSes mirrored or not: a
-    valid split, never worse than its start (the chains alone), the same twice, and equal
-    to the brute-force optimum whenever it says "proven"."""
+    valid split, never worse than its start (the chains alone), the same twice, equal to
+    the brute-force optimum whenever it says "proven", and with ``full`` (its unfixed
+    ILP) never worse than without."""
     rng = np.random.default_rng(7)
     proven = 0
     for seed in range(24):
@@ -136,7 +137,12 @@ def test_lp_guided_step_valid_never_worse_and_proven_means_optimal():
             r = _rewiring(parts, U, V)
             assert r <= _rewiring(start, U, V)
             assert ok == ok2 and all(np.array_equal(a, b) for a, b in zip(parts, again))
+            full, ok_full = lp_guided(C, U, V, start, max_nodes=50, full=True)
+            opt = brute_force(C, U, V)
+            assert opt <= _rewiring(full, U, V) <= r         # step 3 never loses
             if ok:
-                assert r == brute_force(C, U, V)
+                assert r == opt
                 proven += 1
+            if ok_full:
+                assert _rewiring(full, U, V) == opt
     assert proven >= 40, proven                         # measured: 43 of 48 groups

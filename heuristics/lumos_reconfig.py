@@ -41,12 +41,13 @@ Per OCS group h, independently (spec 2.3, 2.5):
    at most ``exact_vars`` binaries (default 4000: every group at P <= 16 with K <= 32 or
    P <= 8 with K <= 64; decision: at P = 32, K = 16 the step took 0.1-5 s per group,
    too slow) and whose best candidate is above group_bound, the LP-guided step of
-   heuristics.lumos_exact: the
-   LP relaxation (a lower bound that often proves the candidate optimal), then the ILP
-   with the old circuits the LP keeps fixed, from the candidate, within a node limit
-   (deterministic); kept if it rewires less. On results/lumos_reconfig_quality.md it
-   took the worst ratio to the proven optimum from 1.12 to the value there, at less
-   time than 5 restarts;
+   heuristics.lumos_exact: the LP relaxation (a lower bound that often proves the
+   candidate optimal), then the ILP with the old circuits the LP keeps fixed, from the
+   candidate, within a node limit (deterministic), and at P <= 12 the unfixed ILP when
+   that misses the LP bound; kept if it rewires less. On results/lumos_reconfig_quality
+   .md it took the worst ratio to the proven optimum from 1.12 (5 restarts) to 1.02, at
+   P = 16 in less time than the 5 restarts, at P = 8 in about 1.3x their time (the
+   unfixed ILP; without it 1.018 at P = 8 and 1.091 on one 8-Pod step of the tests);
 6. odd OCS 2m+1 = transpose of even OCS 2m (the mirror of Cross Wiring);
 7. optionally (``refine``, an addition) pairwise re-optimization (heuristics.lumos_refine):
    its work is bounded by 3 rounds of M (M - 1) pair moves, so it needs no work budget;

@@ -1,4 +1,4 @@
-"""Polynomial OCS reconfiguration under Cross Wiring (and the dual-link wiring).
+"""OCS reconfiguration under Cross Wiring (and the dual-link wiring).
 
 Per OCS group h, independently (spec 2.3, 2.5):
 
@@ -14,8 +14,13 @@ Per OCS group h, independently (spec 2.3, 2.5):
    2-3 in one), run once plus ``restarts`` times with other insertion orders
    (``eject_runs``); the group keeps whichever of all its candidates rewires least on
    eq. (7) (even and odd OCSes, so also for an old configuration that is not mirrored),
-   so MDMCF never rewires more than steps 2-3 alone. Default restarts: 5 at P <= 16, 1
-   at 17 <= P <= 32, none above; for speed at P >= 64 units with a free place go first
+   so MDMCF never rewires more than steps 2-3 alone. Default restarts: none on groups
+   that get step 5, else 5 at P <= 32 and none above (decision, issue 17,
+   results/lumos_reconfig_quality.md: without step 5 each restart lowers the rewiring on
+   ring churn at a time that grows about linearly; step 5 after one run is both better
+   and faster there. At P = 32, K = 16 (no step 5), 5 restarts instead of the former 1
+   took the first 8192-GPU ring step of results/lumos_reconfig.md from 1.296x to 1.183x
+   the optimum, at about 3x the time); for speed at P >= 64 units with a free place go first
    (``direct_first``) and the final re-keep pass of lumos_eject runs only at P < 64
    (its cost grows with the number of lost circuits). A group stops trying candidates
    once one meets :func:`group_bound`, a lower bound on its eq. (7). Work budget: the
@@ -32,8 +37,19 @@ Per OCS group h, independently (spec 2.3, 2.5):
    ring churn it cuts the chains to about a third. A user's --time-limit
    (``time_limit``) still ends the chains the same way, shared by the groups in order;
    only then does the result depend on the clock;
-5. odd OCS 2m+1 = transpose of even OCS 2m (the mirror of Cross Wiring);
-6. optionally (``refine``, an addition) pairwise re-optimization (heuristics.lumos_refine):
+5. MDMCF (addition, issue 17): on a group of at most 16 Pods whose reduced ITV-ILP has
+   at most ``exact_vars`` binaries (default 4000: every group at P <= 16 with K <= 32 or
+   P <= 8 with K <= 64; decision: at P = 32, K = 16 the step took 0.1-5 s per group,
+   too slow) and whose best candidate is above group_bound, the LP-guided step of
+   heuristics.lumos_exact: the LP relaxation (a lower bound that often proves the
+   candidate optimal), then the ILP with the old circuits the LP keeps fixed, from the
+   candidate, within a node limit (deterministic), and at P <= 12 the unfixed ILP when
+   that misses the LP bound; kept if it rewires less. On results/lumos_reconfig_quality
+   .md it took the worst ratio to the proven optimum from 1.12 (5 restarts) to 1.02, at
+   P = 16 in less time than the 5 restarts, at P = 8 in about 1.3x their time (the
+   unfixed ILP; without it 1.018 at P = 8 and 1.091 on one 8-Pod step of the tests);
+6. odd OCS 2m+1 = transpose of even OCS 2m (the mirror of Cross Wiring);
+7. optionally (``refine``, an addition) pairwise re-optimization (heuristics.lumos_refine):
    its work is bounded by 3 rounds of M (M - 1) pair moves, so it needs no work budget;
    its clock (``time_budget``) comes only from user settings (option ``refine_budget``,
    --time-limit), none by default.
@@ -59,6 +75,7 @@ from heuristics.lumos_decompose import (find_connection, int_decompose, sym_deco
                                         sym_decompose_flow, sym_decompose_rewiring)
 from heuristics.lumos_chain import Work
 from heuristics.lumos_eject import eject_connection
+from heuristics.lumos_exact import lp_guided, model_size
 from heuristics.lumos_kempe import kempe_connection
 from heuristics.lumos_refine import pair_refine
 from instances.lumos import Fabric, OcsConfig, ReconfigInstance, make_wiring, perm_from_matrix
@@ -79,8 +96,9 @@ def old_even(inst: ReconfigInstance, h: int, parity: int = 0) -> np.ndarray:
 
 
 def default_restarts(P: int) -> int:
-    """Extra runs of the ejection-chain assignment per group (step 4), by fabric size."""
-    return 5 if P <= 16 else 1 if P <= 32 else 0
+    """Extra runs of the ejection-chain assignment per group (step 4), by fabric size
+    (the trade-off: module docstring)."""
+    return 5 if P <= 32 else 0
 
 
 def eject_runs(P: int, restarts: int) -> list[dict]:
@@ -95,6 +113,10 @@ def eject_runs(P: int, restarts: int) -> list[dict]:
 
 
 EJECT_WORK = 4.0              # ejection-chain work per OCS port and run (the work budget)
+EXACT_VARS = 4000             # the LP-guided step on groups with at most this many binaries
+EXACT_NODES = 50              # its branch-and-bound node limit (deterministic)
+EXACT_PODS = 16               # and only up to this many Pods (P = 32: seconds per group)
+EXACT_FULL_PODS = 12          # its unfixed ILP (step 3 of lumos_exact) up to this many Pods
 
 
 def group_work(P: int, K: int, runs: int, eject_work: float | None = EJECT_WORK) -> int | None:
@@ -110,13 +132,15 @@ def group_work(P: int, K: int, runs: int, eject_work: float | None = EJECT_WORK)
 def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: bool = True,
                 simd: str = "euler", refine: bool = False, deadline: float | None = None,
                 eject: bool = True, restarts: int | None = None, old_odd: np.ndarray | None = None,
-                eject_work: float | None = EJECT_WORK, eject_deadline: float | None = None
-                ) -> list[np.ndarray]:
+                eject_work: float | None = EJECT_WORK, eject_deadline: float | None = None,
+                exact_vars: int | None = EXACT_VARS) -> list[np.ndarray]:
     """The K/2 directed partial permutations A^(m) for the even OCSes of one group;
     ``old_odd``: the odd OCSes' old matrices (default: the mirror, old^T), used to
     compare the candidates on eq. (7); ``eject_work``: work budget of the ejection chains
     per OCS port and run (:func:`group_work`; None or 0: unlimited); ``eject_deadline``:
-    a time.monotonic() value that also ends them (a user time limit only)."""
+    a time.monotonic() value that also ends them (a user time limit only);
+    ``exact_vars``: the LP-guided step (step 5 of the module docstring) on groups whose
+    reduced ILP has at most this many binaries (None or 0: off)."""
     if old is None or not old.any():
         return int_decompose(SIMD[simd](C_h), K // 2)
     # MDMCF: relaxed SIMD (row/col sums <= K/2, what Theorem 4.1 needs) against the old A
@@ -127,8 +151,10 @@ def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: b
         best, floor = _rewiring(parts, old, odd), group_bound(C_h, old, odd)
         cands = [lambda: kempe_connection(A, old)]
         P = len(C_h)
-        runs = eject_runs(P, default_restarts(P) if restarts is None else restarts) \
-            if eject else []
+        small = bool(exact_vars) and P <= EXACT_PODS and model_size(C_h, K // 2) <= exact_vars
+        if restarts is None:            # the LP-guided step replaces the restarts
+            restarts = 0 if small else default_restarts(P)
+        runs = eject_runs(P, restarts) if eject else []
         work = Work(group_work(P, K, len(runs), eject_work), eject_deadline)  # shared by the runs
         cands += [lambda kw=kw: eject_connection(C_h, old, improve=P < 64, work=work, **kw)
                   for kw in runs]
@@ -142,6 +168,10 @@ def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: b
                     parts, best = alt, cost
             if best <= floor:
                 break                   # optimal: no other candidate can rewire less
+        if small and best > floor:
+            alt, _ = lp_guided(C_h, old, odd, parts, EXACT_NODES, full=P <= EXACT_FULL_PODS)
+            if _realizes(alt, C_h) and _rewiring(alt, old, odd) < best:
+                parts = alt
     return pair_refine(parts, old, deadline=deadline) if refine else parts
 
 
@@ -178,11 +208,12 @@ PARALLEL_MIN_PODS = 32        # below this, process start-up costs more than it 
 def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler",
                   refine: bool = False, time_budget: float | None = None, eject: bool = True,
                   restarts: int | None = None, workers: int | None = None,
-                  eject_work: float | None = EJECT_WORK, time_limit: float | None = None
-                  ) -> OcsConfig:
+                  eject_work: float | None = EJECT_WORK, time_limit: float | None = None,
+                  exact_vars: int | None = EXACT_VARS) -> OcsConfig:
     """ITV-MDMCF (``aware=True``) or ITV-MCF (``aware=False``) for a Cross-wired instance;
     ``eject``/``restarts``/``eject_work`` (per OCS port and run, see :func:`group_work`;
-    None or 0: unlimited): step 4 of the module docstring (MDMCF only); ``time_limit``: a user's
+    None or 0: unlimited): step 4 of the module docstring (MDMCF only); ``exact_vars``: step
+    5 (the LP-guided step on groups up to that many binaries; None or 0: off); ``time_limit``: a user's
     wall-clock limit for the ejection chains, s (None, the default: no clock, the result
     is deterministic); ``refine`` adds the pairwise local search of
     heuristics.lumos_refine (within ``time_budget`` seconds overall, the groups sharing
@@ -206,7 +237,8 @@ def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler
     jobs = [(inst.C[h], fab.k_spine, old_even(inst, h) if has_old else None, aware, simd,
              refine, None if time_budget is None else t0 + time_budget * (h + 1) / fab.H,
              eject, restarts, old_even(inst, h, 1) if has_old else None, eject_work,
-             None if time_limit is None else m0 + time_limit * (h // workers + 1) / slots)
+             None if time_limit is None else m0 + time_limit * (h // workers + 1) / slots,
+             exact_vars)
             for h in range(fab.H)]
     results = None
     if workers > 1:

@@ -39,6 +39,7 @@ uniform_start = lazy("models.lumos_ilp", "uniform_start")
 
 ILP_MAX_VARS = 400_000   # per group; above this the ILPs decline (--option max_vars=N forces)
 EJECT_WORK = 4.0         # heuristics.lumos_reconfig.EJECT_WORK: per OCS port and run
+EXACT_VARS = 4000        # heuristics.lumos_reconfig.EXACT_VARS: binaries per group
 
 MRAR = Option("mrar", bool, False, "add MRAR (eq. 16) against ITV-ILP from the same old configuration")
 START = Option("start", bool, True, "a heuristic configuration as MIP start")
@@ -50,6 +51,8 @@ ITV_OPTIONS = (
     Option("restarts", int, -1, "ejection restarts (-1: by size)", minimum=-1),
     Option("eject_work", float, EJECT_WORK, "ejection-chain work budget per OCS port and run, "
            "deterministic (0: none; --time-limit may still stop the chains)", minimum=0),
+    Option("exact_vars", int, EXACT_VARS, "LP-guided exact step (HiGHS, node limit) on groups "
+           "whose reduced ITV-ILP has at most this many binaries (0: off)", minimum=0),
     Option("workers", int, 0, "group worker processes (0: 2 at P >= 32 and >= 2 CPUs; at most "
            "--threads)", minimum=0),
     Option("refine", bool, False, "pairwise local search (an addition)"),
@@ -164,7 +167,7 @@ def run_itv_heuristic(aware: bool):
                              time_budget=cfg.budget.cap(cfg.option("refine_budget") or None),
                              eject=cfg.option("eject"), restarts=None if restarts < 0 else restarts,
                              workers=workers or None, eject_work=cfg.option("eject_work") or None,
-                             time_limit=cfg.budget.cap(None))
+                             time_limit=cfg.budget.cap(None), exact_vars=cfg.option("exact_vars"))
         return MethodOutput(conf, metrics=_mrar(inst, conf, cfg))
     return run
 
@@ -354,7 +357,8 @@ register_problem(Problem(
     methods={m.name: m for m in [
         Method("itv-mdmcf", "heuristic", run_itv_heuristic(True),
                "ITV-MDMCF (reconstruction): rewiring-aware SIMD + FindConnection bisection MCFs, "
-               "and ejection chains with orientation freedom (an addition); best per group",
+               "ejection chains with orientation freedom and an LP-guided exact step on small "
+               "groups (additions); best per group",
                ITV_OPTIONS, applicable=lambda i, c: _check_wiring(i, "cross")),
         Method("itv-mcf", "heuristic", run_itv_heuristic(False),
                "ITV-MCF: rewiring-oblivious SIMD + FindConnection (MinRewiring MCF baseline)",

@@ -113,6 +113,10 @@ TARGETS: dict[str, Target] = {
     "lumos-reconfig": Target("benchmarks.lumos_reconfig:run",
                              "LumosCore ITV-ILP vs MDMCF vs MCF: time and MRAR over scales ([001] Figs. 6-7)",
                              "~40 min", "~10 min", "full"),
+    "lumos-reconfig-quality": Target("benchmarks.lumos_reconfig_quality:run",
+                                     "LumosCore MDMCF per instance vs the ITV-ILP optimum (ring/job "
+                                     "churn, H = 4-16, K = 16-64), speed vs ITV-MCF at 8/16 Pods, "
+                                     "restarts trade-off", "~6 min", "~2 min", "quick"),
     "lumos-table6": Target("benchmarks.lumos_table6:run",
                            "LumosCore [002] Table 6: reallocated links per reconfiguration",
                            "~1 h", "~9 min", "full"),

@@ -45,7 +45,7 @@ CASES = [((8, 2, 16, 1), kind, seed) for kind in ("jobs", "rings") for seed in r
 
 @pytest.fixture(scope="module")
 def mdmcf_vs_ilp():
-    """Per step: (MDMCF rewiring, ITV-ILP optimum, ITV-ILP status, sum of group_bound)."""
+    """Per step: (MDMCF rewiring, ITV-ILP optimum, ITV-ILP status, sum of group_bound, kind)."""
     ilp = problem("lumos-reconfig").methods["itv-ilp"]
     rows = []
     for dims, kind, seed in CASES:
@@ -55,20 +55,20 @@ def mdmcf_vs_ilp():
             res = ilp.run(inst, RunConfig(backend="highs")).solver
             floor = sum(group_bound(inst.C[h], old_even(inst, h), old_even(inst, h, 1))
                         for h in range(inst.fabric.H))
-            rows.append((m["rewiring"], res.objective, res.status, floor))
+            rows.append((m["rewiring"], res.objective, res.status, floor, kind))
     return rows
 
 
 def test_mdmcf_never_below_ilp_optimum(mdmcf_vs_ilp):
-    assert all(status == "optimal" for _, _, status, _ in mdmcf_vs_ilp)
-    assert all(r >= opt - 1e-6 for r, opt, _, _ in mdmcf_vs_ilp)
+    assert all(status == "optimal" for _, _, status, _, _ in mdmcf_vs_ilp)
+    assert all(r >= opt - 1e-6 for r, opt, _, _, _ in mdmcf_vs_ilp)
 
 
 def test_group_bound_below_ilp_optimum(mdmcf_vs_ilp):
     """group_bound (MDMCF stops a group's candidates there) is a valid lower bound, and
     tight on some steps (where it saves the restarts)."""
-    assert all(floor <= opt + 1e-6 for _, opt, _, floor in mdmcf_vs_ilp)
-    assert any(floor == r for r, _, _, floor in mdmcf_vs_ilp)
+    assert all(floor <= opt + 1e-6 for _, opt, _, floor, _ in mdmcf_vs_ilp)
+    assert any(floor == r for r, _, _, floor, _ in mdmcf_vs_ilp)
 
 
 def test_group_bound_by_hand():
@@ -88,10 +88,21 @@ def test_group_bound_by_hand():
 
 
 def test_mdmcf_within_factor_of_ilp(mdmcf_vs_ilp):
-    total = sum(r for r, _, _, _ in mdmcf_vs_ilp)
-    opt = sum(o for _, o, _, _ in mdmcf_vs_ilp)
+    total = sum(r for r, _, _, _, _ in mdmcf_vs_ilp)
+    opt = sum(o for _, o, _, _, _ in mdmcf_vs_ilp)
     assert opt > 0
     assert total <= FACTOR * opt, f"MDMCF {total} vs ITV-ILP {opt}: {total / opt:.4f}x"
+
+
+def test_mdmcf_per_step_vs_ilp(mdmcf_vs_ilp):
+    """Per step, not summed (issue 17): within 1.03x of the optimum on every step, and at
+    it on every job-churn step (measured: every step at the optimum with the LP-guided
+    step of lumos_exact; 1.091x on one ring step without its unfixed ILP, 3 of them
+    above 1.03x with the ejection chains alone; the wider study is
+    results/lumos_reconfig_quality.md)."""
+    jobs = [(rew, opt) for rew, opt, _, _, kind in mdmcf_vs_ilp if kind == "jobs"]
+    assert len(jobs) == 18 and all(rew == round(opt) for rew, opt in jobs)
+    assert all(rew <= 1.03 * opt for rew, opt, _, _, _ in mdmcf_vs_ilp)
 
 
 def test_target_equal_to_old_gives_zero_rewiring():
@@ -137,8 +148,8 @@ def test_mdmcf_never_worse_than_findconnection_kempe(P, K, seed, churn, kind):
     inst = ReconfigInstance(fab, seq[1], "cross", old)
     for h in range(fab.H):
         U = old_even(inst, h)
-        new = split_group(seq[1][h], K, U)
-        base = split_group(seq[1][h], K, U, eject=False)
+        new = split_group(seq[1][h], K, U, exact_vars=0)      # the chains alone
+        base = split_group(seq[1][h], K, U, eject=False, exact_vars=0)
         assert _realizes(new, seq[1][h])
         rew = [sum(np.abs(X - u).sum() for X, u in zip(p, U)) for p in (new, base)]
         assert rew[0] <= rew[1]
@@ -189,7 +200,7 @@ def test_mdmcf_never_worse_on_eq7_with_non_mirrored_old(P, K, seed, kind):
     fab = Fabric(P, 2, K, 1)
     C = random_topology(fab, kind, seed)
     inst = ReconfigInstance(fab, C, "cross", _random_old(fab, seed))
-    (bad, new), (bad0, base) = (check_config(inst, itv_configure(inst, eject=e))
+    (bad, new), (bad0, base) = (check_config(inst, itv_configure(inst, eject=e, exact_vars=0))
                                 for e in (True, False))
     assert not bad and not bad0
     assert new["rewiring"] <= base["rewiring"]
@@ -208,7 +219,8 @@ def test_spent_budget_still_realizes():
     for h in range(fab.H):
         parts = eject_connection(seq[1][h], old_even(inst, h), work=Work(0))
         assert parts is not None and _realizes(parts, seq[1][h])
-    (bad, m), (_, m0) = (check_config(inst, itv_configure(inst, eject_work=1e-9, eject=e))
+    (bad, m), (_, m0) = (check_config(inst, itv_configure(inst, eject_work=1e-9, eject=e,
+                                                          exact_vars=0))
                          for e in (True, False))
     assert not bad and m["rewiring"] <= m0["rewiring"]
 

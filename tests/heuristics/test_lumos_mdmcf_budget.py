@@ -35,12 +35,12 @@ def _rewiring(inst, conf) -> int:
 
 @pytest.fixture(scope="module")
 def unlimited(inst):
-    return itv_configure(inst, eject_work=None, workers=1)
+    return itv_configure(inst, eject_work=None, workers=1, exact_vars=0)
 
 
 @pytest.fixture(scope="module")
 def bound(inst):
-    return itv_configure(inst, eject_work=BINDING, workers=1)
+    return itv_configure(inst, eject_work=BINDING, workers=1, exact_vars=0)
 
 
 def test_budget_binds_on_this_instance(inst, unlimited, bound):
@@ -49,8 +49,9 @@ def test_budget_binds_on_this_instance(inst, unlimited, bound):
 
 
 def test_same_result_twice_and_with_two_workers(inst, bound):
-    assert np.array_equal(itv_configure(inst, eject_work=BINDING, workers=1).perm, bound.perm)
-    assert np.array_equal(itv_configure(inst, eject_work=BINDING, workers=2).perm, bound.perm)
+    for workers in (1, 2):
+        assert np.array_equal(itv_configure(inst, eject_work=BINDING, workers=workers,
+                                            exact_vars=0).perm, bound.perm)
 
 
 def test_same_result_on_a_slow_clock(inst, bound, monkeypatch):
@@ -64,15 +65,15 @@ def test_same_result_on_a_slow_clock(inst, bound, monkeypatch):
     monkeypatch.setattr(time, "monotonic", slow)
     monkeypatch.setattr(time, "perf_counter", slow)
     for workers in (1, 2):
-        assert np.array_equal(itv_configure(inst, eject_work=BINDING, workers=workers).perm,
-                              bound.perm)
+        assert np.array_equal(itv_configure(inst, eject_work=BINDING, workers=workers,
+                                            exact_vars=0).perm, bound.perm)
     default = itv_configure(inst, workers=1)            # the default budget, slow clock
     monkeypatch.undo()
     assert np.array_equal(default.perm, itv_configure(inst, workers=1).perm)
     monkeypatch.setattr(time, "monotonic", slow)
     monkeypatch.setattr(time, "perf_counter", slow)
     run = problem("lumos-reconfig").methods["itv-mdmcf"].run
-    out = run(inst, RunConfig(options={"eject_work": BINDING, "workers": 2}))
+    out = run(inst, RunConfig(options={"eject_work": BINDING, "workers": 2, "exact_vars": 0}))
     assert np.array_equal(out.solution.perm, bound.perm)
     assert slow() > 100                                 # the fake clock was read
 
@@ -81,8 +82,8 @@ def test_tiny_budget_valid_and_never_better_here(inst, unlimited):
     """Budget 1: every unit placed by the Konig swap, one run. Still checked; never worse
     than without the ejection chains (the group keeps its best candidate), and on this
     instance no better than the unlimited search."""
-    tiny = itv_configure(inst, eject_work=1e-9)
-    no_eject = itv_configure(inst, eject=False)
+    tiny = itv_configure(inst, eject_work=1e-9, exact_vars=0)
+    no_eject = itv_configure(inst, eject=False, exact_vars=0)
     r = _rewiring(inst, tiny)
     assert _rewiring(inst, unlimited) <= r <= _rewiring(inst, no_eject)
 
@@ -117,8 +118,9 @@ def test_group_work_scales_with_fabric():
 def test_user_time_limit_still_stops_and_old_option_is_gone(inst):
     """--time-limit is a user setting: with it passed, the chains fall back at once (like
     a spent budget); the removed clock option is refused."""
-    spent_clock = itv_configure(inst, time_limit=1e-9)
-    assert _rewiring(inst, spent_clock) <= _rewiring(inst, itv_configure(inst, eject=False))
+    spent_clock = itv_configure(inst, time_limit=1e-9, exact_vars=0)
+    assert _rewiring(inst, spent_clock) <= _rewiring(inst, itv_configure(inst, eject=False,
+                                                                        exact_vars=0))
     run = problem("lumos-reconfig").methods["itv-mdmcf"].run
     with pytest.raises(OptionError, match="eject_time"):
         run(inst, RunConfig(options={"eject_time": 2.0}))

@@ -1,0 +1,334 @@
+"""ITV-MDMCF quality and speed per instance: rewiring vs the ITV-ILP optimum (issue 17).
+
+Issue 17 item 2: MDMCF per instance (one reconfiguration step, not summed) within 1.03x of
+ITV-ILP wherever the ILP proves optimality, on ring churn and job churn with H = 4, 8,
+16 OCS groups and K_spine = 16-64 ports; and at 8 and 16 Pods no slower than 3x
+ITV-MCF on the same instances.
+
+Instances (``SETS``): a topology sequence per (workload, P, H, K, seed); step l's old
+configuration is ITV-MCF's realization of step l - 1 along the sequence (decision:
+ITV-MCF does not change when MDMCF does, so the cached ILP optima stay valid; any valid
+Cross configuration is a legitimate old state). ITV-ILP is solved per group on HiGHS
+(1 thread, ``ILP_GROUP_S`` per group, MDMCF's configuration as MIP start, which only
+speeds it up); a step counts as proven when every group is ``optimal``. ILP results are
+cached per instance in results/lumos_runs/reconfig_quality/ (a rerun resumes); the
+heuristics are rerun every time. Times: median of ``REPEATS`` runs of each heuristic,
+interleaved, in this process (workers=1 below P = 32, as by default).
+
+Run: python solve.py reproduce lumos-reconfig-quality [--quick]
+Writes results/lumos_reconfig_quality.md and .csv.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchmarks.common import machine, main, md_table, write_report
+from instances.lumos import Fabric, ReconfigInstance
+from instances.lumos_check import check_config
+from instances.lumos_workloads import job_sequence, topology_sequence
+from toolkit.progress import track
+
+ILP_GROUP_S = 60.0
+REPEATS = 5
+# (workload, P, H = k_leaf, K = k_spine, churn (rings), steps, seeds)
+SETS = [("rings", 8, 4, 32, 0.2, 2, (0, 1)), ("rings", 16, 4, 32, 0.1, 2, (0, 1)),
+        ("rings", 8, 8, 64, 0.2, 2, (0,)), ("rings", 12, 16, 16, 0.2, 2, (0,)),
+        ("rings", 16, 8, 16, 0.1, 2, (0,)), ("rings", 16, 16, 16, 0.1, 2, (0,)),
+        ("jobs", 8, 4, 32, 0, 3, (0,)), ("jobs", 16, 4, 32, 0, 3, (0,)),
+        ("jobs", 8, 8, 64, 0, 3, (0,)), ("jobs", 16, 16, 16, 0, 3, (0,)),
+        ("jobs", 12, 8, 16, 0, 3, (0,))]
+SPEED_PODS = (8, 16)            # the speed comparison at the main benchmark's sizes
+SPEED_STEPS = 4
+RESTARTS = (0, 1, 2, 3, 5, 8)   # the trade-off without the LP-guided step (``exact_vars=0``)
+
+
+def _sequence(workload, fab, churn, steps, seed):
+    if workload == "rings":
+        return topology_sequence(fab, steps + 1, "rings", churn=churn, seed=seed)
+    return job_sequence(fab, steps, seed=seed)
+
+
+def _instances(workload, P, H, K, churn, steps, seed):
+    """(step, instance) along the sequence, old = ITV-MCF's trajectory."""
+    from heuristics.lumos_reconfig import itv_configure
+    fab = Fabric(P, H, K, 1)
+    old, out = None, []
+    for step, C in enumerate(_sequence(workload, fab, churn, steps, seed)):
+        inst = ReconfigInstance(fab, C, "cross", old)
+        if step:
+            out.append((step, inst))
+        old = itv_configure(inst, aware=False)
+    return out
+
+
+def _key(inst: ReconfigInstance) -> str:
+    h = hashlib.sha1(inst.C.tobytes() + inst.old.perm.tobytes())
+    return h.hexdigest()[:16]
+
+
+def ilp_optimum(inst: ReconfigInstance, start, cache: Path) -> dict:
+    """ITV-ILP per group on HiGHS (cached by instance): rewiring, status, bound, time."""
+    path = cache / f"{_key(inst)}_{ILP_GROUP_S:g}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    from models.backend import solve
+    from models.lumos_ilp import build_itv, itv_start
+    fab = inst.fabric
+    obj = bnd = secs = 0.0
+    statuses = []
+    for h in range(fab.H):
+        u = np.array([inst.old.matrix(h, k) for k in range(fab.k_spine)])
+        model, hd = build_itv(inst.C[h], u)
+        t0 = time.perf_counter()
+        res = solve(model, backend="highs", time_limit=ILP_GROUP_S, threads=1,
+                    start=itv_start(hd, [start.matrix(h, k) for k in range(fab.k_spine)]))
+        secs += time.perf_counter() - t0
+        statuses.append(res.status)
+        obj += res.objective
+        bnd += res.bound if res.bound is not None else 0.0
+        model.dispose()
+    rec = {"ilp_rewiring": round(obj), "ilp_bound": bnd, "ilp_time_s": secs,
+           "ilp_status": "optimal" if all(s == "optimal" for s in statuses) else "feasible"}
+    cache.mkdir(parents=True, exist_ok=True)
+    from toolkit.io import write_text_atomic
+    write_text_atomic(path, json.dumps(rec))
+    return rec
+
+
+def _timed(fn, inst):
+    t0 = time.perf_counter()
+    conf = fn(inst)
+    return conf, time.perf_counter() - t0
+
+
+def compare(inst: ReconfigInstance, repeats: int = REPEATS) -> dict:
+    """MDMCF and ITV-MCF on one instance: rewiring (checked) and median times."""
+    from heuristics.lumos_reconfig import group_bound, itv_configure, old_even
+    runs = {"mdmcf": lambda i: itv_configure(i), "mcf": lambda i: itv_configure(i, aware=False)}
+    rec, times = {}, {k: [] for k in runs}
+    for r in range(repeats):
+        for name, fn in runs.items():
+            conf, dt = _timed(fn, inst)
+            times[name].append(dt)
+            if r == 0:
+                bad, m = check_config(inst, conf)
+                if bad:
+                    raise AssertionError(f"{name}: checker rejected: {bad[:2]}")
+                rec[f"{name}_rewiring"], rec[f"_{name}_conf"] = m["rewiring"], conf
+    for name in runs:
+        rec[f"{name}_time_s"] = float(np.median(times[name]))
+    rec["group_bound"] = sum(group_bound(inst.C[h], old_even(inst, h), old_even(inst, h, 1))
+                             for h in range(inst.fabric.H))
+    return rec
+
+
+def quality(quick: bool, out_dir: Path) -> pd.DataFrame:
+    cache = out_dir / "lumos_runs" / "reconfig_quality"
+    rows = []
+    sets = SETS[::2] if quick else SETS
+    for workload, P, H, K, churn, steps, seeds in track(sets, unit="sequence"):
+        for seed in seeds:
+            for step, inst in _instances(workload, P, H, K, churn, steps, seed):
+                rec = compare(inst, 1 if quick else REPEATS)
+                rec.update(ilp_optimum(inst, rec.pop("_mdmcf_conf"), cache))
+                rec.pop("_mcf_conf")
+                rows.append({"workload": workload, "pods": P, "groups": H, "k_spine": K,
+                             "churn": churn, "seed": seed, "step": step, **rec})
+    df = pd.DataFrame(rows)
+    df["mdmcf_vs_ilp"] = df.mdmcf_rewiring / df.ilp_rewiring.where(df.ilp_rewiring > 0)
+    df.loc[(df.ilp_rewiring == 0) & (df.mdmcf_rewiring == 0), "mdmcf_vs_ilp"] = 1.0
+    df["mcf_vs_ilp"] = df.mcf_rewiring / df.ilp_rewiring.where(df.ilp_rewiring > 0)
+    df["time_vs_mcf"] = df.mdmcf_time_s / df.mcf_time_s
+    return df
+
+
+def speed(quick: bool) -> tuple[pd.DataFrame, list]:
+    """The main benchmark's sizes (K_leaf = K_spine = 16) at 8 and 16 Pods: MDMCF and
+    ITV-MCF side by side on the same instances (old = MDMCF's trajectory, as there)."""
+    from heuristics.lumos_reconfig import itv_configure
+    rows, insts = [], []
+    for workload in ("rings", "jobs"):
+        for P in SPEED_PODS:
+            fab = Fabric(P, 16, 16, 1)
+            old = None
+            for step, C in enumerate(_sequence(workload, fab, 0.1, SPEED_STEPS, P)):
+                inst = ReconfigInstance(fab, C, "cross", old)
+                if step:
+                    rec = compare(inst, 3 if quick else REPEATS)
+                    old = rec.pop("_mdmcf_conf")
+                    rec.pop("_mcf_conf")
+                    rows.append({"workload": workload, "pods": P, "step": step, **rec})
+                    insts.append((workload, P, inst))
+                else:
+                    old = itv_configure(inst)
+    df = pd.DataFrame(rows)
+    df["time_vs_mcf"] = df.mdmcf_time_s / df.mcf_time_s
+    return df, insts
+
+
+def _variants() -> list[tuple[str, dict]]:
+    """(label, itv_configure keywords): the default, the LP-guided step with 5 restarts
+    before it, and the ejection chains alone with RESTARTS restarts."""
+    return [("default", {}), ("LP step + restarts 5", {"restarts": 5})] + \
+        [(f"no LP step, restarts {r}", {"restarts": r, "exact_vars": 0}) for r in RESTARTS]
+
+
+def tradeoff(quick: bool, df: pd.DataFrame, speed_insts: list) -> pd.DataFrame:
+    """Each of :func:`_variants`: per workload the worst and mean ratio to the proven
+    ITV-ILP optima of the quality set, and the median time over ITV-MCF's on the speed
+    instances (each timed ``reps`` times, interleaved with ITV-MCF)."""
+    from heuristics.lumos_reconfig import itv_configure
+    reps = 1 if quick else 3
+    rows = []
+    sets = SETS[::2] if quick else SETS
+    qual = [(wl, inst) for wl, P, H, K, churn, steps, seeds in sets for seed in seeds
+            for _, inst in _instances(wl, P, H, K, churn, steps, seed)]
+    ok = (df.ilp_status == "optimal").to_numpy()
+    for label, kw in _variants():
+        rew = np.array([check_config(inst, itv_configure(inst, **kw))[1]["rewiring"]
+                        for _, inst in qual])
+        ilp = df.ilp_rewiring.to_numpy()
+        ratio = np.where(ilp > 0, rew / np.maximum(ilp, 1), np.where(rew == 0, 1.0, np.inf))
+        for wl in ("rings", "jobs"):
+            sel = ok & (df.workload == wl).to_numpy()
+            ratios = {P: [] for P in SPEED_PODS}
+            for w, P, inst in speed_insts:
+                if w != wl:
+                    continue
+                t = {"m": [], "c": []}
+                for _ in range(reps):
+                    t["m"].append(_timed(lambda i: itv_configure(i, **kw), inst)[1])
+                    t["c"].append(_timed(lambda i: itv_configure(i, aware=False), inst)[1])
+                ratios[P].append(np.median(t["m"]) / np.median(t["c"]))
+            rows.append({"variant": label, "workload": wl, "worst_vs_ilp": ratio[sel].max(),
+                         "mean_vs_ilp": ratio[sel].mean(),
+                         **{f"time_vs_mcf_P{P}": float(np.median(v)) for P, v in ratios.items()}})
+    return pd.DataFrame(rows)
+
+
+def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+    load0 = os.getloadavg()[0]
+    df = quality(quick, out_dir)
+    sp, speed_insts = speed(quick)
+    tr = tradeoff(quick, df, speed_insts)
+    return write_report(out_dir, "lumos_reconfig_quality", _report(df, sp, tr, quick, load0),
+                        {"lumos_reconfig_quality.csv": df,
+                         "lumos_reconfig_quality_speed.csv": sp,
+                         "lumos_reconfig_quality_variants.csv": tr})
+
+
+def _report(df: pd.DataFrame, sp: pd.DataFrame, tr: pd.DataFrame, quick: bool,
+            load0: float) -> list[str]:
+    cmd = "python solve.py reproduce lumos-reconfig-quality" + (" --quick" if quick else "")
+    opt = df[df.ilp_status == "optimal"]
+    worst = opt.loc[opt.mdmcf_vs_ilp.idxmax()] if len(opt) else None
+    by = df.groupby(["workload", "pods", "groups", "k_spine"]).agg(
+        steps=("step", "size"), ilp_optimal=("ilp_status", lambda s: int((s == "optimal").sum())),
+        ilp=("ilp_rewiring", "sum"), mdmcf=("mdmcf_rewiring", "sum"), mcf=("mcf_rewiring", "sum"),
+        worst_mdmcf_vs_ilp=("mdmcf_vs_ilp", "max"), ilp_time_max_s=("ilp_time_s", "max"),
+        mdmcf_time_s=("mdmcf_time_s", "median"), mcf_time_s=("mcf_time_s", "median"),
+        time_vs_mcf=("time_vs_mcf", "median")).reset_index()
+    sp_by = sp.groupby(["workload", "pods"]).agg(
+        steps=("step", "size"), mdmcf_time_s=("mdmcf_time_s", "median"),
+        mcf_time_s=("mcf_time_s", "median"), time_vs_mcf_median=("time_vs_mcf", "median"),
+        time_vs_mcf_max=("time_vs_mcf", "max"), mdmcf_rewiring=("mdmcf_rewiring", "sum"),
+        mcf_rewiring=("mcf_rewiring", "sum"), group_bound=("group_bound", "sum")).reset_index()
+    cols = ["workload", "pods", "groups", "k_spine", "seed", "step", "ilp_status",
+            "ilp_rewiring", "mdmcf_rewiring", "mcf_rewiring", "group_bound", "mdmcf_vs_ilp",
+            "mcf_vs_ilp", "ilp_time_s", "mdmcf_time_s", "mcf_time_s", "time_vs_mcf"]
+    head = "none proven" if worst is None else (
+        f"**{worst.mdmcf_vs_ilp:.4f}x** ({worst.workload}, P = {worst.pods}, H = "
+        f"{worst.groups}, K = {worst.k_spine}, seed {worst.seed}, step {worst.step}: "
+        f"{worst.mdmcf_rewiring} vs {worst.ilp_rewiring} circuits)")
+    return ["# ITV-MDMCF vs the ITV-ILP optimum per instance, and its speed (issue 17)", "",
+            f"Regenerate: `{cmd}` (ILP optima cached in results/lumos_runs/reconfig_quality/, a "
+            f"rerun resumes). Machine: {machine()}; load average {load0:.1f} at the start.", "",
+            "One row per reconfiguration step. Old configuration: ITV-MCF's realization of the "
+            "previous topology (unchanged when MDMCF changes, so the cached optima stay valid). "
+            f"ITV-ILP: per group on HiGHS, 1 thread, {ILP_GROUP_S:g} s per group, MDMCF start; "
+            "`ilp_status` optimal = every group proved. Rewiring = eq. (7) (checker); "
+            "`group_bound` = heuristics.lumos_reconfig.group_bound summed over the groups (a "
+            "lower bound). Times: median of "
+            f"{1 if quick else REPEATS} interleaved runs per heuristic.", "",
+            f"Worst MDMCF / ITV-ILP per instance where the ILP proved optimality: {head}; "
+            f"{len(opt)} of {len(df)} steps proven; {int((opt.mdmcf_vs_ilp > 1.03 + 1e-9).sum())} "
+            "proven steps above 1.03x.", "",
+            "## Targets (issue 17)", "", "| target | workload | measured | met |", "|---|---|---|---|",
+            *_targets(opt, sp), "",
+            "Quality: by itself the ejection-chain assignment (heuristics.lumos_eject) inserts "
+            "the missing units one at a time, and on ring churn its result depends strongly on "
+            "the insertion order (restarts with other orders take the mean ratio from 1.134 "
+            "to 1.037 at 8, table below), while the ILP optimum relocates a few circuits in a "
+            "coordinated way (e.g. 16 relocations for 12 new units on a 32-Pod group, where one "
+            "chain run relocates 36). The ITV-ILP's LP relaxation is tight (often equal to the "
+            "optimum), so the default adds the LP-guided step (heuristics.lumos_exact): the LP "
+            "bound, then the ILP with the old circuits the LP keeps fixed, node-limited; "
+            "that brought every step of this set within 1.03x. Trials not kept: a regret-"
+            "based insertion order, longer chain searches, Kempe-swap / path-reversal local "
+            "search, a ruin-and-recreate pass (none closed the gap). On the job-churn steps "
+            "every group meets group_bound (a lower bound), so MDMCF is provably optimal there.",
+            "",
+            "Speed: ITV-MCF is an Euler orientation and a few compiled min-cost flows per "
+            "group; even one "
+            "ejection-chain run (Python) without the LP step takes 2.0x (P = 8) and 3.9x "
+            "(P = 16) its time on ring churn (table below), so no variant meets 3x at 16 Pods "
+            "on ring churn, and the LP-guided step costs more again (at 8 Pods mostly its "
+            "unfixed ILP, which closes the last gaps there); decision: the quality target "
+            "first (the default), with "
+            "`--option exact_vars=0 --option restarts=0` as the fast setting (worst 1.27x). On "
+            "job churn MDMCF stops at group_bound and meets 3x.", "",
+            "## Per fabric", "", md_table(by, ".4g"), "",
+            "## Speed at 8 and 16 Pods (K_leaf = K_spine = 16, H = 16; the main benchmark's "
+            f"sequences, {SPEED_STEPS} steps, old = MDMCF's trajectory)", "",
+            "Target (issue 17): MDMCF median time <= 3x ITV-MCF on the same instances.", "",
+            md_table(sp_by, ".4g"), "",
+            "## Variants: quality vs time", "",
+            "MDMCF as by default (on groups of at most 16 Pods whose reduced ITV-ILP has at "
+            "most `exact_vars` = 4000 binaries, all of this page's: one ejection-chain run, "
+            "then the LP-guided step of heuristics.lumos_exact, with its unfixed ILP up to "
+            "12 Pods), with 5 restarts before that step, and without "
+            "the step (`exact_vars=0`) with `restarts` = N extra ejection-chain runs (the "
+            "former default: 5): worst and mean ratio to the proven ITV-ILP optima above, and "
+            "the median over the speed steps of MDMCF's time / ITV-MCF's "
+            f"({1 if quick else 3} interleaved runs each).", "",
+            md_table(tr, ".4g"), "",
+            f"Load average at the end: {os.getloadavg()[0]:.1f}.", "",
+            "## Per step", "", md_table(df[cols], ".4g"), ""]
+
+
+def _targets(opt: pd.DataFrame, sp: pd.DataFrame) -> list[str]:
+    rows = []
+    for wl in ("rings", "jobs"):
+        w = opt[opt.workload == wl].mdmcf_vs_ilp.max()
+        rows.append(f"| per step <= 1.03x ITV-ILP where proven | {wl} | worst {w:.4f}x | "
+                    f"{'yes' if w <= 1.03 + 1e-9 else 'no'} |")
+    for wl in ("rings", "jobs"):
+        t = sp[sp.workload == wl].groupby("pods").time_vs_mcf.median()
+        txt = ", ".join(f"P = {P}: {v:.2f}x" for P, v in t.items())
+        rows.append(f"| median time <= 3x ITV-MCF at 8 and 16 Pods | {wl} | {txt} | "
+                    f"{'yes' if (t <= 3).all() else 'no'} |")
+    return rows
+
+
+def rerender(out_dir: Path = Path("results"), quick: bool = False) -> list[Path]:
+    """Rewrite the report from its CSVs (no solving, no timing); the machine and load
+    lines stay those of the run that measured them."""
+    df = pd.read_csv(out_dir / "lumos_reconfig_quality.csv")
+    sp = pd.read_csv(out_dir / "lumos_reconfig_quality_speed.csv")
+    tr = pd.read_csv(out_dir / "lumos_reconfig_quality_variants.csv")
+    old = (out_dir / "lumos_reconfig_quality.md").read_text().splitlines()
+    keep = {k: next(ln for ln in old if ln.startswith(k)) for k in ("Regenerate:", "Load average")}
+    lines = _report(df, sp, tr, quick, float("nan"))
+    lines = [next((v for k, v in keep.items() if ln.startswith(k)), ln) for ln in lines]
+    return write_report(out_dir, "lumos_reconfig_quality", lines, {})
+
+
+if __name__ == "__main__":
+    main(run, __doc__)

@@ -109,9 +109,12 @@ def _timed(fn, inst):
 
 
 def compare(inst: ReconfigInstance, repeats: int = REPEATS) -> dict:
-    """MDMCF and ITV-MCF on one instance: rewiring (checked) and median times."""
-    from heuristics.lumos_reconfig import group_bound, itv_configure, old_even
-    runs = {"mdmcf": lambda i: itv_configure(i), "mcf": lambda i: itv_configure(i, aware=False)}
+    """itv-mdmcf, itv-mdmcf-lp and ITV-MCF on one instance: rewiring (checked) and median
+    times."""
+    from heuristics.lumos_reconfig import EXACT_VARS, group_bound, itv_configure, old_even
+    runs = {"mdmcf": lambda i: itv_configure(i),
+            "mdmcf_lp": lambda i: itv_configure(i, exact_vars=EXACT_VARS),
+            "mcf": lambda i: itv_configure(i, aware=False)}
     rec, times = {}, {k: [] for k in runs}
     for r in range(repeats):
         for name, fn in runs.items():
@@ -138,14 +141,15 @@ def quality(quick: bool, out_dir: Path) -> pd.DataFrame:
             for step, inst in _instances(workload, P, H, K, churn, steps, seed):
                 rec = compare(inst, 1 if quick else REPEATS)
                 rec.update(ilp_optimum(inst, rec.pop("_mdmcf_conf"), cache))
-                rec.pop("_mcf_conf")
+                rec.pop("_mcf_conf"), rec.pop("_mdmcf_lp_conf")
                 rows.append({"workload": workload, "pods": P, "groups": H, "k_spine": K,
                              "churn": churn, "seed": seed, "step": step, **rec})
     df = pd.DataFrame(rows)
-    df["mdmcf_vs_ilp"] = df.mdmcf_rewiring / df.ilp_rewiring.where(df.ilp_rewiring > 0)
-    df.loc[(df.ilp_rewiring == 0) & (df.mdmcf_rewiring == 0), "mdmcf_vs_ilp"] = 1.0
-    df["mcf_vs_ilp"] = df.mcf_rewiring / df.ilp_rewiring.where(df.ilp_rewiring > 0)
+    for m in ("mdmcf", "mdmcf_lp", "mcf"):
+        df[f"{m}_vs_ilp"] = df[f"{m}_rewiring"] / df.ilp_rewiring.where(df.ilp_rewiring > 0)
+        df.loc[(df.ilp_rewiring == 0) & (df[f"{m}_rewiring"] == 0), f"{m}_vs_ilp"] = 1.0
     df["time_vs_mcf"] = df.mdmcf_time_s / df.mcf_time_s
+    df["lp_time_vs_mcf"] = df.mdmcf_lp_time_s / df.mcf_time_s
     return df
 
 
@@ -163,21 +167,24 @@ def speed(quick: bool) -> tuple[pd.DataFrame, list]:
                 if step:
                     rec = compare(inst, 3 if quick else REPEATS)
                     old = rec.pop("_mdmcf_conf")
-                    rec.pop("_mcf_conf")
+                    rec.pop("_mcf_conf"), rec.pop("_mdmcf_lp_conf")
                     rows.append({"workload": workload, "pods": P, "step": step, **rec})
                     insts.append((workload, P, inst))
                 else:
                     old = itv_configure(inst)
     df = pd.DataFrame(rows)
     df["time_vs_mcf"] = df.mdmcf_time_s / df.mcf_time_s
+    df["lp_time_vs_mcf"] = df.mdmcf_lp_time_s / df.mcf_time_s
     return df, insts
 
 
 def _variants() -> list[tuple[str, dict]]:
-    """(label, itv_configure keywords): the default, the LP-guided step with 5 restarts
-    before it, and the ejection chains alone with RESTARTS restarts."""
-    return [("default", {}), ("LP step + restarts 5", {"restarts": 5})] + \
-        [(f"no LP step, restarts {r}", {"restarts": r, "exact_vars": 0}) for r in RESTARTS]
+    """(label, itv_configure keywords): itv-mdmcf, itv-mdmcf-lp, the LP-guided step with 5
+    restarts before it, and the ejection chains alone with RESTARTS restarts."""
+    from heuristics.lumos_reconfig import EXACT_VARS
+    return [("itv-mdmcf (default)", {}), ("itv-mdmcf-lp", {"exact_vars": EXACT_VARS}),
+            ("itv-mdmcf-lp + restarts 5", {"restarts": 5, "exact_vars": EXACT_VARS})] + \
+        [(f"itv-mdmcf, restarts {r}", {"restarts": r}) for r in RESTARTS]
 
 
 def tradeoff(quick: bool, df: pd.DataFrame, speed_insts: list) -> pd.DataFrame:
@@ -224,29 +231,40 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
                          "lumos_reconfig_quality_variants.csv": tr})
 
 
+def _worst(opt: pd.DataFrame, col: str) -> str:
+    if not len(opt):
+        return "none proven"
+    w = opt.loc[opt[f"{col}_vs_ilp"].idxmax()]
+    return (f"**{w[f'{col}_vs_ilp']:.4f}x** ({w.workload}, P = {w.pods}, H = {w.groups}, "
+            f"K = {w.k_spine}, seed {w.seed}, step {w.step}: {w[f'{col}_rewiring']} vs "
+            f"{w.ilp_rewiring} circuits); {int((opt[f'{col}_vs_ilp'] > 1.03 + 1e-9).sum())} "
+            "proven steps above 1.03x")
+
+
 def _report(df: pd.DataFrame, sp: pd.DataFrame, tr: pd.DataFrame, quick: bool,
             load0: float) -> list[str]:
+    from heuristics.lumos_reconfig import EXACT_VARS
     cmd = "python solve.py reproduce lumos-reconfig-quality" + (" --quick" if quick else "")
     opt = df[df.ilp_status == "optimal"]
-    worst = opt.loc[opt.mdmcf_vs_ilp.idxmax()] if len(opt) else None
     by = df.groupby(["workload", "pods", "groups", "k_spine"]).agg(
         steps=("step", "size"), ilp_optimal=("ilp_status", lambda s: int((s == "optimal").sum())),
-        ilp=("ilp_rewiring", "sum"), mdmcf=("mdmcf_rewiring", "sum"), mcf=("mcf_rewiring", "sum"),
-        worst_mdmcf_vs_ilp=("mdmcf_vs_ilp", "max"), ilp_time_max_s=("ilp_time_s", "max"),
-        mdmcf_time_s=("mdmcf_time_s", "median"), mcf_time_s=("mcf_time_s", "median"),
-        time_vs_mcf=("time_vs_mcf", "median")).reset_index()
+        ilp=("ilp_rewiring", "sum"), mdmcf=("mdmcf_rewiring", "sum"),
+        mdmcf_lp=("mdmcf_lp_rewiring", "sum"), mcf=("mcf_rewiring", "sum"),
+        worst_mdmcf_vs_ilp=("mdmcf_vs_ilp", "max"),
+        worst_mdmcf_lp_vs_ilp=("mdmcf_lp_vs_ilp", "max"), ilp_time_max_s=("ilp_time_s", "max"),
+        mdmcf_time_s=("mdmcf_time_s", "median"), mdmcf_lp_time_s=("mdmcf_lp_time_s", "median"),
+        mcf_time_s=("mcf_time_s", "median")).reset_index()
     sp_by = sp.groupby(["workload", "pods"]).agg(
         steps=("step", "size"), mdmcf_time_s=("mdmcf_time_s", "median"),
-        mcf_time_s=("mcf_time_s", "median"), time_vs_mcf_median=("time_vs_mcf", "median"),
-        time_vs_mcf_max=("time_vs_mcf", "max"), mdmcf_rewiring=("mdmcf_rewiring", "sum"),
+        mdmcf_lp_time_s=("mdmcf_lp_time_s", "median"), mcf_time_s=("mcf_time_s", "median"),
+        time_vs_mcf_median=("time_vs_mcf", "median"), time_vs_mcf_max=("time_vs_mcf", "max"),
+        lp_time_vs_mcf_median=("lp_time_vs_mcf", "median"),
+        mdmcf_rewiring=("mdmcf_rewiring", "sum"), mdmcf_lp_rewiring=("mdmcf_lp_rewiring", "sum"),
         mcf_rewiring=("mcf_rewiring", "sum"), group_bound=("group_bound", "sum")).reset_index()
     cols = ["workload", "pods", "groups", "k_spine", "seed", "step", "ilp_status",
-            "ilp_rewiring", "mdmcf_rewiring", "mcf_rewiring", "group_bound", "mdmcf_vs_ilp",
-            "mcf_vs_ilp", "ilp_time_s", "mdmcf_time_s", "mcf_time_s", "time_vs_mcf"]
-    head = "none proven" if worst is None else (
-        f"**{worst.mdmcf_vs_ilp:.4f}x** ({worst.workload}, P = {worst.pods}, H = "
-        f"{worst.groups}, K = {worst.k_spine}, seed {worst.seed}, step {worst.step}: "
-        f"{worst.mdmcf_rewiring} vs {worst.ilp_rewiring} circuits)")
+            "ilp_rewiring", "mdmcf_rewiring", "mdmcf_lp_rewiring", "mcf_rewiring", "group_bound",
+            "mdmcf_vs_ilp", "mdmcf_lp_vs_ilp", "mcf_vs_ilp", "ilp_time_s", "mdmcf_time_s",
+            "mdmcf_lp_time_s", "mcf_time_s"]
     return ["# ITV-MDMCF vs the ITV-ILP optimum per instance, and its speed (issue 17)", "",
             f"Regenerate: `{cmd}` (ILP optima cached in results/lumos_runs/reconfig_quality/, a "
             f"rerun resumes). Machine: {machine()}; load average {load0:.1f} at the start.", "",
@@ -255,49 +273,46 @@ def _report(df: pd.DataFrame, sp: pd.DataFrame, tr: pd.DataFrame, quick: bool,
             f"ITV-ILP: per group on HiGHS, 1 thread, {ILP_GROUP_S:g} s per group, MDMCF start; "
             "`ilp_status` optimal = every group proved. Rewiring = eq. (7) (checker); "
             "`group_bound` = heuristics.lumos_reconfig.group_bound summed over the groups (a "
-            "lower bound). Times: median of "
-            f"{1 if quick else REPEATS} interleaved runs per heuristic.", "",
-            f"Worst MDMCF / ITV-ILP per instance where the ILP proved optimality: {head}; "
-            f"{len(opt)} of {len(df)} steps proven; {int((opt.mdmcf_vs_ilp > 1.03 + 1e-9).sum())} "
-            "proven steps above 1.03x.", "",
-            "## Targets (issue 17)", "", "| target | workload | measured | met |", "|---|---|---|---|",
-            *_targets(opt, sp), "",
-            "Quality: by itself the ejection-chain assignment (heuristics.lumos_eject) inserts "
-            "the missing units one at a time, and on ring churn its result depends strongly on "
-            "the insertion order (restarts with other orders take the mean ratio from 1.134 "
-            "to 1.037 at 8, table below), while the ILP optimum relocates a few circuits in a "
-            "coordinated way (e.g. 16 relocations for 12 new units on a 32-Pod group, where one "
-            "chain run relocates 36). The ITV-ILP's LP relaxation is tight (often equal to the "
-            "optimum), so the default adds the LP-guided step (heuristics.lumos_exact): the LP "
-            "bound, then the ILP with the old circuits the LP keeps fixed, node-limited; "
-            "that brought every step of this set within 1.03x. Trials not kept: a regret-"
-            "based insertion order, longer chain searches, Kempe-swap / path-reversal local "
-            "search, a ruin-and-recreate pass (none closed the gap). On the job-churn steps "
-            "every group meets group_bound (a lower bound), so MDMCF is provably optimal there.",
-            "",
+            "lower bound). `mdmcf` = `itv-mdmcf` (the polynomial heuristic, the default), "
+            f"`mdmcf_lp` = `itv-mdmcf-lp` (the same, then on groups of at most 16 Pods and "
+            f"{EXACT_VARS} binaries the LP-guided step of heuristics.lumos_exact: LP bound, "
+            "then the ILP with the old circuits the LP keeps fixed, node-limited, and up to 12 "
+            "Pods the unfixed ILP; HiGHS; deterministic). Times: median of "
+            f"{1 if quick else REPEATS} interleaved runs per method.", "",
+            f"Worst ratio to ITV-ILP per instance where the ILP proved optimality "
+            f"({len(opt)} of {len(df)} steps proven): itv-mdmcf {_worst(opt, 'mdmcf')}; "
+            f"itv-mdmcf-lp {_worst(opt, 'mdmcf_lp')}.", "",
+            "## Targets (issue 17)", "", "| target | method | workload | measured | met |",
+            "|---|---|---|---|---|", *_targets(opt, sp), "",
+            "Quality: the ejection-chain assignment (heuristics.lumos_eject) inserts the "
+            "missing units one at a time, and on ring churn its result depends strongly on "
+            "the insertion order (restarts with other orders lower the mean ratio, table "
+            "below), while the ILP optimum relocates a few circuits in a coordinated way "
+            "(e.g. 16 relocations for 12 new units on a 32-Pod group, where one chain run "
+            "relocates 36). Tried and not kept for the polynomial method: a regret-based "
+            "insertion order, longer chain searches, Kempe-swap / path-reversal local search, "
+            "a ruin-and-recreate pass (none closed the gap). The ITV-ILP's LP relaxation is "
+            "tight (often equal to the optimum), which is what `itv-mdmcf-lp` uses; "
+            "[DECISION] it is a separate method, not the default, because it calls a MIP "
+            "solver (no longer the polynomial replacement of the ILP that [001] proposes) "
+            "and costs more time on ring churn. On the job-churn steps every group meets "
+            "group_bound (a lower bound), so both are provably optimal there.", "",
             "Speed: ITV-MCF is an Euler orientation and a few compiled min-cost flows per "
-            "group; even one "
-            "ejection-chain run (Python) without the LP step takes 2.0x (P = 8) and 3.9x "
-            "(P = 16) its time on ring churn (table below), so no variant meets 3x at 16 Pods "
-            "on ring churn, and the LP-guided step costs more again (at 8 Pods mostly its "
-            "unfixed ILP, which closes the last gaps there); decision: the quality target "
-            "first (the default), with "
-            "`--option exact_vars=0 --option restarts=0` as the fast setting (worst 1.27x). On "
-            "job churn MDMCF stops at group_bound and meets 3x.", "",
+            "group; even one ejection-chain run (Python) takes 2-4x its time on ring churn "
+            "(table below), so no variant with the chains meets 3x at 16 Pods on ring "
+            "churn; `--option restarts=0` is the fast setting. On job churn MDMCF stops at "
+            "group_bound and meets 3x.", "",
             "## Per fabric", "", md_table(by, ".4g"), "",
             "## Speed at 8 and 16 Pods (K_leaf = K_spine = 16, H = 16; the main benchmark's "
             f"sequences, {SPEED_STEPS} steps, old = MDMCF's trajectory)", "",
             "Target (issue 17): MDMCF median time <= 3x ITV-MCF on the same instances.", "",
             md_table(sp_by, ".4g"), "",
             "## Variants: quality vs time", "",
-            "MDMCF as by default (on groups of at most 16 Pods whose reduced ITV-ILP has at "
-            "most `exact_vars` = 4000 binaries, all of this page's: one ejection-chain run, "
-            "then the LP-guided step of heuristics.lumos_exact, with its unfixed ILP up to "
-            "12 Pods), with 5 restarts before that step, and without "
-            "the step (`exact_vars=0`) with `restarts` = N extra ejection-chain runs (the "
-            "former default: 5): worst and mean ratio to the proven ITV-ILP optima above, and "
-            "the median over the speed steps of MDMCF's time / ITV-MCF's "
-            f"({1 if quick else 3} interleaved runs each).", "",
+            "Worst and mean ratio to the proven ITV-ILP optima above, and the median over "
+            "the speed steps of the variant's time / ITV-MCF's "
+            f"({1 if quick else 3} interleaved runs each). `restarts` = extra ejection-chain "
+            "runs with other insertion orders (itv-mdmcf's default: 5 at P <= 16, 1 at "
+            "P <= 32; itv-mdmcf-lp: none on groups that get the LP-guided step).", "",
             md_table(tr, ".4g"), "",
             f"Load average at the end: {os.getloadavg()[0]:.1f}.", "",
             "## Per step", "", md_table(df[cols], ".4g"), ""]
@@ -305,15 +320,17 @@ def _report(df: pd.DataFrame, sp: pd.DataFrame, tr: pd.DataFrame, quick: bool,
 
 def _targets(opt: pd.DataFrame, sp: pd.DataFrame) -> list[str]:
     rows = []
-    for wl in ("rings", "jobs"):
-        w = opt[opt.workload == wl].mdmcf_vs_ilp.max()
-        rows.append(f"| per step <= 1.03x ITV-ILP where proven | {wl} | worst {w:.4f}x | "
-                    f"{'yes' if w <= 1.03 + 1e-9 else 'no'} |")
-    for wl in ("rings", "jobs"):
-        t = sp[sp.workload == wl].groupby("pods").time_vs_mcf.median()
-        txt = ", ".join(f"P = {P}: {v:.2f}x" for P, v in t.items())
-        rows.append(f"| median time <= 3x ITV-MCF at 8 and 16 Pods | {wl} | {txt} | "
-                    f"{'yes' if (t <= 3).all() else 'no'} |")
+    for col, name in (("mdmcf", "itv-mdmcf"), ("mdmcf_lp", "itv-mdmcf-lp")):
+        for wl in ("rings", "jobs"):
+            w = opt[opt.workload == wl][f"{col}_vs_ilp"].max()
+            rows.append(f"| per step <= 1.03x ITV-ILP where proven | {name} | {wl} | worst "
+                        f"{w:.4f}x | {'yes' if w <= 1.03 + 1e-9 else 'no'} |")
+    for col, name in (("time_vs_mcf", "itv-mdmcf"), ("lp_time_vs_mcf", "itv-mdmcf-lp")):
+        for wl in ("rings", "jobs"):
+            t = sp[sp.workload == wl].groupby("pods")[col].median()
+            txt = ", ".join(f"P = {P}: {v:.2f}x" for P, v in t.items())
+            rows.append(f"| median time <= 3x ITV-MCF at 8 and 16 Pods | {name} | {wl} | {txt} | "
+                        f"{'yes' if (t <= 3).all() else 'no'} |")
     return rows
 
 

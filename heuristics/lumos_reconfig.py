@@ -1,4 +1,5 @@
-"""OCS reconfiguration under Cross Wiring (and the dual-link wiring).
+"""Polynomial OCS reconfiguration under Cross Wiring (and the dual-link wiring); with
+``exact_vars`` (method ``itv-mdmcf-lp``) an LP-guided MIP step on small groups.
 
 Per OCS group h, independently (spec 2.3, 2.5):
 
@@ -14,13 +15,12 @@ Per OCS group h, independently (spec 2.3, 2.5):
    2-3 in one), run once plus ``restarts`` times with other insertion orders
    (``eject_runs``); the group keeps whichever of all its candidates rewires least on
    eq. (7) (even and odd OCSes, so also for an old configuration that is not mirrored),
-   so MDMCF never rewires more than steps 2-3 alone. Default restarts: none on groups
-   that get step 5, else 5 at P <= 32 and none above (decision, issue 17,
-   results/lumos_reconfig_quality.md: without step 5 each restart lowers the rewiring on
-   ring churn at a time that grows about linearly; step 5 after one run is both better
-   and faster there. At P = 32, K = 16 (no step 5), 5 restarts instead of the former 1
-   took the first 8192-GPU ring step of results/lumos_reconfig.md from 1.296x to 1.183x
-   the optimum, at about 3x the time); for speed at P >= 64 units with a free place go first
+   so MDMCF never rewires more than steps 2-3 alone. Default restarts: 5 at P <= 16, 1
+   at 17 <= P <= 32, none above; none on groups that get step 5 (``itv-mdmcf-lp``). At
+   P = 32, K = 16, 5 restarts instead of 1 took the first 8192-GPU ring step of
+   results/lumos_reconfig.md from 1.296x to 1.183x the optimum at about 3x the time
+   (results/lumos_reconfig_quality.md: the trade-off); for speed at P >= 64 units with a
+   free place go first
    (``direct_first``) and the final re-keep pass of lumos_eject runs only at P < 64
    (its cost grows with the number of lost circuits). A group stops trying candidates
    once one meets :func:`group_bound`, a lower bound on its eq. (7). Work budget: the
@@ -37,17 +37,18 @@ Per OCS group h, independently (spec 2.3, 2.5):
    ring churn it cuts the chains to about a third. A user's --time-limit
    (``time_limit``) still ends the chains the same way, shared by the groups in order;
    only then does the result depend on the clock;
-5. MDMCF (addition, issue 17): on a group of at most 16 Pods whose reduced ITV-ILP has
-   at most ``exact_vars`` binaries (default 4000: every group at P <= 16 with K <= 32 or
-   P <= 8 with K <= 64; decision: at P = 32, K = 16 the step took 0.1-5 s per group,
-   too slow) and whose best candidate is above group_bound, the LP-guided step of
-   heuristics.lumos_exact: the LP relaxation (a lower bound that often proves the
+5. only in ``itv-mdmcf-lp`` (``exact_vars`` > 0; an addition, issue 17): on a group of
+   at most 16 Pods whose reduced ITV-ILP has at most ``exact_vars`` binaries (4000 there:
+   every group at P <= 16 with K <= 32 or P <= 8 with K <= 64; at P = 32, K = 16 the step
+   took 0.1-5 s per group) and whose best candidate is above group_bound, the LP-guided
+   step of heuristics.lumos_exact: the LP relaxation (a lower bound that often proves the
    candidate optimal), then the ILP with the old circuits the LP keeps fixed, from the
    candidate, within a node limit (deterministic), and at P <= 12 the unfixed ILP when
-   that misses the LP bound; kept if it rewires less. On results/lumos_reconfig_quality
-   .md it took the worst ratio to the proven optimum from 1.12 (5 restarts) to 1.02, at
-   P = 16 in less time than the 5 restarts, at P = 8 in about 1.3x their time (the
-   unfixed ILP; without it 1.018 at P = 8 and 1.091 on one 8-Pod step of the tests);
+   that misses the LP bound; kept if it rewires less. [DECISION] (issue 17) it is a
+   separate method, not MDMCF's default: it calls a MIP solver, so it is no longer the
+   polynomial heuristic that [001] proposes to replace the ILP, and on ring churn it costs
+   more time (results/lumos_reconfig_quality.md: worst ratio to the proven optimum 1.12
+   for itv-mdmcf, 1.02 with the step);
 6. odd OCS 2m+1 = transpose of even OCS 2m (the mirror of Cross Wiring);
 7. optionally (``refine``, an addition) pairwise re-optimization (heuristics.lumos_refine):
    its work is bounded by 3 rounds of M (M - 1) pair moves, so it needs no work budget;
@@ -98,7 +99,7 @@ def old_even(inst: ReconfigInstance, h: int, parity: int = 0) -> np.ndarray:
 def default_restarts(P: int) -> int:
     """Extra runs of the ejection-chain assignment per group (step 4), by fabric size
     (the trade-off: module docstring)."""
-    return 5 if P <= 32 else 0
+    return 5 if P <= 16 else 1 if P <= 32 else 0
 
 
 def eject_runs(P: int, restarts: int) -> list[dict]:
@@ -113,7 +114,7 @@ def eject_runs(P: int, restarts: int) -> list[dict]:
 
 
 EJECT_WORK = 4.0              # ejection-chain work per OCS port and run (the work budget)
-EXACT_VARS = 4000             # the LP-guided step on groups with at most this many binaries
+EXACT_VARS = 4000             # itv-mdmcf-lp: the LP-guided step on groups up to this many binaries
 EXACT_NODES = 50              # its branch-and-bound node limit (deterministic)
 EXACT_PODS = 16               # and only up to this many Pods (P = 32: seconds per group)
 EXACT_FULL_PODS = 12          # its unfixed ILP (step 3 of lumos_exact) up to this many Pods
@@ -133,7 +134,7 @@ def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: b
                 simd: str = "euler", refine: bool = False, deadline: float | None = None,
                 eject: bool = True, restarts: int | None = None, old_odd: np.ndarray | None = None,
                 eject_work: float | None = EJECT_WORK, eject_deadline: float | None = None,
-                exact_vars: int | None = EXACT_VARS) -> list[np.ndarray]:
+                exact_vars: int | None = None) -> list[np.ndarray]:
     """The K/2 directed partial permutations A^(m) for the even OCSes of one group;
     ``old_odd``: the odd OCSes' old matrices (default: the mirror, old^T), used to
     compare the candidates on eq. (7); ``eject_work``: work budget of the ejection chains
@@ -209,7 +210,7 @@ def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler
                   refine: bool = False, time_budget: float | None = None, eject: bool = True,
                   restarts: int | None = None, workers: int | None = None,
                   eject_work: float | None = EJECT_WORK, time_limit: float | None = None,
-                  exact_vars: int | None = EXACT_VARS) -> OcsConfig:
+                  exact_vars: int | None = None) -> OcsConfig:
     """ITV-MDMCF (``aware=True``) or ITV-MCF (``aware=False``) for a Cross-wired instance;
     ``eject``/``restarts``/``eject_work`` (per OCS port and run, see :func:`group_work`;
     None or 0: unlimited): step 4 of the module docstring (MDMCF only); ``exact_vars``: step

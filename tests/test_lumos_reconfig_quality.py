@@ -15,13 +15,14 @@ def test_quality_pipeline_on_a_toy_and_resume(tmp_path, monkeypatch):
     paths = Q.run(quick=False, out_dir=tmp_path)
     df = pd.read_csv(tmp_path / "lumos_reconfig_quality.csv")
     assert len(df) == 4 and (df.ilp_status == "optimal").all()
-    assert (df.mdmcf_rewiring >= df.ilp_rewiring).all()          # the ILP proved optimality
+    for m in ("mdmcf", "mdmcf_lp", "mcf"):                        # the ILP proved optimality
+        assert (df[f"{m}_rewiring"] >= df.ilp_rewiring).all()
     assert (df.ilp_rewiring >= df.group_bound).all()
     tr = pd.read_csv(tmp_path / "lumos_reconfig_quality_variants.csv")
-    assert len(tr) == 2 * 4 and (tr.worst_vs_ilp >= 1).all()     # 2 + 2 variants x 2 workloads
-    assert set(tr.variant) >= {"default", "no LP step, restarts 0"}
+    assert len(tr) == 2 * 5 and (tr.worst_vs_ilp >= 1).all()     # 3 + 2 variants x 2 workloads
+    assert set(tr.variant) >= {"itv-mdmcf (default)", "itv-mdmcf-lp", "itv-mdmcf, restarts 0"}
     md = (tmp_path / "lumos_reconfig_quality.md").read_text()
-    assert "reproduce lumos-reconfig-quality" in md and "Worst MDMCF / ITV-ILP" in md
+    assert "reproduce lumos-reconfig-quality" in md and "itv-mdmcf-lp **" in md
     assert all(p.exists() for p in paths)
     # a rerun resumes: no ILP solve (the cache answers), same table
     import models.backend as backend

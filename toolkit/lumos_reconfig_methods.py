@@ -51,14 +51,18 @@ ITV_OPTIONS = (
     Option("restarts", int, -1, "ejection restarts (-1: by size)", minimum=-1),
     Option("eject_work", float, EJECT_WORK, "ejection-chain work budget per OCS port and run, "
            "deterministic (0: none; --time-limit may still stop the chains)", minimum=0),
-    Option("exact_vars", int, EXACT_VARS, "LP-guided exact step (HiGHS, node limit) on groups "
-           "whose reduced ITV-ILP has at most this many binaries (0: off)", minimum=0),
+    Option("exact_vars", int, 0, "LP-guided exact step (HiGHS, node limit) on groups whose "
+           "reduced ITV-ILP has at most this many binaries (0: off; itv-mdmcf-lp: "
+           f"{EXACT_VARS})", minimum=0),
     Option("workers", int, 0, "group worker processes (0: 2 at P >= 32 and >= 2 CPUs; at most "
            "--threads)", minimum=0),
     Option("refine", bool, False, "pairwise local search (an addition)"),
     Option("refine_budget", float, 0.0, "refine time budget, s (0: none; --time-limit caps it)",
            minimum=0),
     MRAR)
+# itv-mdmcf-lp: the same options with the LP-guided step on by default
+ITV_LP_OPTIONS = tuple(o if o.name != "exact_vars" else
+                       Option(o.name, o.kind, EXACT_VARS, o.help, minimum=0) for o in ITV_OPTIONS)
 ITV_ILP_OPTIONS = (Option("model", str, "reduced", "ILP (1)-(7) as printed (full) or reduced",
                           choices=("reduced", "full")), START, MAX_VARS, MRAR)
 UNIFORM_ILP_OPTIONS = (
@@ -357,9 +361,12 @@ register_problem(Problem(
     methods={m.name: m for m in [
         Method("itv-mdmcf", "heuristic", run_itv_heuristic(True),
                "ITV-MDMCF (reconstruction): rewiring-aware SIMD + FindConnection bisection MCFs, "
-               "ejection chains with orientation freedom and an LP-guided exact step on small "
-               "groups (additions); best per group",
+               "and ejection chains with orientation freedom (an addition); best per group",
                ITV_OPTIONS, applicable=lambda i, c: _check_wiring(i, "cross")),
+        Method("itv-mdmcf-lp", "heuristic", run_itv_heuristic(True),
+               "ITV-MDMCF then, on groups of at most 16 Pods, an LP-guided step (HiGHS: the LP "
+               "bound, the ILP with the old circuits the LP keeps, node-limited; an addition)",
+               ITV_LP_OPTIONS, applicable=lambda i, c: _check_wiring(i, "cross")),
         Method("itv-mcf", "heuristic", run_itv_heuristic(False),
                "ITV-MCF: rewiring-oblivious SIMD + FindConnection (MinRewiring MCF baseline)",
                ITV_OPTIONS, applicable=lambda i, c: _check_wiring(i, "cross")),

@@ -6,7 +6,8 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from heuristics.lumos_exact import lp_guided
-from heuristics.lumos_reconfig import _rewiring, group_bound, itv_configure, old_even, split_group
+from heuristics.lumos_reconfig import (EXACT_VARS, _rewiring, group_bound, itv_configure, old_even,
+                                       split_group)
 from instances.lumos import Fabric, ReconfigInstance
 from instances.lumos_workloads import job_sequence, random_topology, topology_sequence
 from models.backend import solve
@@ -97,7 +98,7 @@ def test_mdmcf_optimal_on_tiny_job_churn(P, seed):
 
 def test_mdmcf_vs_brute_force_on_tiny_ring_churn():
     """Ring churn 0.5 and random stubs, 40 seeded steps (80 groups): group_bound <= the
-    optimum <= MDMCF; the default (with the LP-guided step) reaches the optimum on all
+    optimum <= MDMCF; itv-mdmcf-lp (the LP-guided step) reaches the optimum on all
     80 groups, the ejection chains alone without restarts on 77 (measured)."""
     hits = [0, 0]
     for seed in range(40):
@@ -105,7 +106,7 @@ def test_mdmcf_vs_brute_force_on_tiny_ring_churn():
         for C, U, V in _groups(inst):
             opt = brute_force(C, U, V)
             assert group_bound(C, U, V) <= opt
-            for k, kw in enumerate(({}, dict(restarts=0, exact_vars=0))):
+            for k, kw in enumerate((dict(exact_vars=EXACT_VARS), dict(restarts=0))):
                 r = _rewiring(split_group(C, 4, U, old_odd=V, **kw), U, V)
                 assert r >= opt
                 hits[k] += r == opt

@@ -45,10 +45,11 @@ Per OCS group h, independently (spec 2.3, 2.5):
    candidate optimal), then the ILP with the old circuits the LP keeps fixed, from the
    candidate, within a node limit (deterministic), and at P <= 12 the unfixed ILP when
    that misses the LP bound; kept if it rewires less. [DECISION] (issue 17) it is a
-   separate method, not MDMCF's default: it calls a MIP solver, so it is no longer the
-   polynomial heuristic that [001] proposes to replace the ILP, and on ring churn it costs
-   more time (results/lumos_reconfig_quality.md: worst ratio to the proven optimum 1.12
-   for itv-mdmcf, 1.02 with the step);
+   separate method, not MDMCF's default: it solves LPs and MIPs, so it is no longer the
+   polynomial heuristic that [001] proposes to replace the ILP, which heuristic-vs-solver
+   studies need (results/lumos_reconfig_quality.md: worst ratio to the proven optimum
+   1.12 for itv-mdmcf, 1.02 with the step, which replaces the restarts and is faster at
+   8-16 Pods);
 6. odd OCS 2m+1 = transpose of even OCS 2m (the mirror of Cross Wiring);
 7. optionally (``refine``, an addition) pairwise re-optimization (heuristics.lumos_refine):
    its work is bounded by 3 rounds of M (M - 1) pair moves, so it needs no work budget;

@@ -69,7 +69,7 @@ def run_fig(fig: str, quick: bool, out_dir: Path) -> list[Path]:
     simai_models = [w for w in fig_workloads(spec["param"]) if w in SIMAI_WORKLOADS]
     simai = simai_fig_runs(simai_models, spec["param"], spec["values"], quick, out_dir, tag,
                            _cfg(quick, SIMAI_METHODS))
-    df = rescore_nct(pd.concat([pd.read_csv(runs), simai], ignore_index=True))
+    df = rescore_nct(pd.concat([pd.read_csv(runs), simai], ignore_index=True), runs.parent)
     df["model"] = df["name"].str.rsplit("-", n=1).str[0]
     df["x"] = df["name"].str.rsplit("-", n=1).str[1].astype(int)
     table = df.pivot_table(index=["model", "x"], columns="method", values="nct").reindex(
@@ -236,7 +236,7 @@ def _port_runs(quick: bool, out_dir: Path) -> pd.DataFrame:
     runs = out_dir / "delta_runs" / f"{tag}.csv"
     run_batch([inst_dir], list(DELTA_METHODS), _cfg(quick, DELTA_METHODS, ports=1), runs, progress=True,
               keyless="keep")
-    df = rescore_nct(pd.read_csv(runs))
+    df = rescore_nct(pd.read_csv(runs), runs.parent)
     df["model"] = df["name"].str.rsplit("-", n=1).str[0]
     return df
 
@@ -260,6 +260,14 @@ def run_fig9(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]
           "and Topo, which may exceed the MILP's C*). " + ideal_shift_note(df), "",
           md_table(table.sort_values(["model", "method"]), ".4g"), ""]
     return [*write_report(out_dir, "delta_fig9", md, {"delta_fig9.csv": table}), png]
+
+
+def batch_rows(rep, runs: Path) -> pd.DataFrame:
+    """The rows of ``runs`` that belong to the batch ``rep`` (not rows of older instance
+    files or settings that the CSV keeps beside them)."""
+    df = pd.read_csv(runs)
+    keys = {r.get("run_key") for r in rep.rows} - {None, ""}
+    return df[df["run_key"].isin(keys) | df["run_key"].isna()].reset_index(drop=True)
 
 
 def reversed_copy(inst, freed: np.ndarray, extra: bool = True):
@@ -287,15 +295,13 @@ def run_fig10(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
             inst = load_instance(src)
             used = _pod_ports(row.iloc[0]["pod_ports_used"])
             freed = np.maximum(inst.ports - used, 0.0)
-            for extra in (False, True):
-                inst_t = reversed_copy(inst, freed, extra)
-                f = vdir / f"{inst_t.name}.json"
-                if not f.exists():
-                    save_instance(inst_t, f)
+            for extra in (False, True):     # always rewritten: a changed Fig. 9 run changes
+                inst_t = reversed_copy(inst, freed, extra)     # the copy and so its run key
+                save_instance(inst_t, vdir / f"{inst_t.name}.json")
         runs = out_dir / "delta_runs" / f"{tag}_{variant}.csv"
-        run_batch([vdir], [variant], _cfg(quick, [variant]), runs, progress=True, keyless="keep")
-        frames.append(pd.read_csv(runs))
-    df = rescore_nct(pd.concat(frames, ignore_index=True))
+        rep = run_batch([vdir], [variant], _cfg(quick, [variant]), runs, progress=True, keyless="keep")
+        frames.append(batch_rows(rep, runs))
+    df = rescore_nct(pd.concat(frames, ignore_index=True), out_dir / "delta_runs")
     df["model"] = df["name"].str.replace(r"-\d+-T0?$", "", regex=True)
     df["budget"] = np.where(df["name"].str.endswith("-T0"), "U_p", "U_p + freed")
     table = df.pivot_table(index=["model", "method"], columns="budget", values="nct").reset_index()
@@ -426,7 +432,8 @@ def run_ga(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
     simai_runs = out_dir / "delta_runs" / f"{tag}_simai.csv"
     run_batch(simai_ga_files(quick, out_dir / "delta_runs" / f"{tag}_simai"), methods, cfg,
               simai_runs, progress=True)
-    df = rescore_nct(pd.concat([pd.read_csv(runs), pd.read_csv(simai_runs)], ignore_index=True))
+    df = rescore_nct(pd.concat([pd.read_csv(runs), pd.read_csv(simai_runs)], ignore_index=True),
+                     runs.parent)
     ga = df[df.method == "delta-fast"].set_index("name")
     base = df[df.method != "delta-fast"].groupby("name")["iteration_time"].min()
     stop = ga["ga_stop"] if "ga_stop" in ga else pd.Series(np.nan, index=ga.index)

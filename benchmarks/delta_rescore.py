@@ -22,10 +22,14 @@ from heuristics.delta_nct import ideal_reference, nct_metrics
 from instances import load_instance
 
 
-def rescore_nct(df: pd.DataFrame, base: Path = Path(".")) -> pd.DataFrame:
+def rescore_nct(df: pd.DataFrame, base: Path | None = None) -> pd.DataFrame:
     """``df`` (batch rows of delta runs) with ``nct`` and ``nct_exposed`` recomputed from
-    ``iteration_time`` and each row's instance file (``instance``, relative to ``base``)."""
+    ``iteration_time`` and each row's instance file: its ``path`` under ``base`` (the runs
+    CSV's folder) when given, else its ``instance`` as written."""
     out = df.copy().reset_index(drop=True)
+    files = out["instance"].astype(str)
+    if base is not None and "path" in out:
+        files = files.where(out["path"].isna(), [str(Path(base) / p) for p in out["path"].fillna("")])
     for col in ("nct", "nct_chain", "nct_exposed", "ideal_iteration_time"):
         if col not in out:
             out[col] = np.nan
@@ -35,8 +39,8 @@ def rescore_nct(df: pd.DataFrame, base: Path = Path(".")) -> pd.DataFrame:
     recorded_ideal = out["ideal_iteration_time"].astype(float)
     nct = np.full(len(out), np.nan)
     exposed, ideal = nct.copy(), nct.copy()
-    for path, idx in out.groupby("instance").groups.items():
-        inst = load_instance(Path(base) / path)
+    for path, idx in out.groupby(files).groups.items():
+        inst = load_instance(path)
         for i in idx:
             C = float(out.at[i, "iteration_time"])
             if np.isfinite(C):

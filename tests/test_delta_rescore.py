@@ -48,6 +48,10 @@ def test_rescored_nct_increases_with_the_iteration_time(tiny):
     times = C * np.array([0.9, 1.0, 1.01, 1.5, 3.0])
     out = rescore_nct(pd.DataFrame({"instance": str(tiny), "iteration_time": times}))
     assert (np.diff(out.nct) > 0).all() and out.nct.notna().all()
+    # a row's path under the runs' folder wins over its instance as written (another clone)
+    moved = rescore_nct(pd.DataFrame({"instance": "elsewhere/x.json", "path": tiny.name,
+                                      "iteration_time": times}), base=tiny.parent)
+    assert np.array_equal(moved.nct, out.nct)
 
 
 def test_imported_workloads_scale_only_what_their_files_allow():
@@ -73,3 +77,16 @@ def test_hotstart_check_flags_a_worse_hotstart():
         dict(name="b", method="delta-joint-hotstart", iteration_time=10.5, reference_iteration_time=10.5)])
     text = "\n".join(hotstart_check(df))
     assert "2 HotStart runs; 2 end at or below" in text and "1 of 2" in text and "b +0.5 ms" in text
+
+
+def test_batch_rows_drop_rows_of_an_older_instance_file(tmp_path):
+    """Fig. 10's CSV keeps a run on a reversed copy built from an earlier Fig. 9 run beside
+    the current one: the report reads only the current batch's rows (else it averages both)."""
+    from types import SimpleNamespace
+
+    from benchmarks.delta_figs import batch_rows
+
+    runs = tmp_path / "runs.csv"
+    pd.DataFrame({"run_key": ["old", "new", "other"], "nct": [2.0, 1.0, 1.5]}).to_csv(runs, index=False)
+    rep = SimpleNamespace(rows=[{"run_key": "new"}, {"run_key": "other"}])
+    assert list(batch_rows(rep, runs).nct) == [1.0, 1.5]

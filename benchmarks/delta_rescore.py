@@ -53,10 +53,22 @@ def rescore_nct(df: pd.DataFrame, base: Path | None = None) -> pd.DataFrame:
 
 
 def ideal_shift_note(df: pd.DataFrame) -> str:
-    """One sentence for a report: how far the recomputed ideal iteration times moved."""
+    """Report sentences: where the NCT differs from the backward chain, and how far the
+    recomputed ideal iteration times moved."""
     s = df["ideal_shift"].abs().max() if "ideal_shift" in df else np.nan
+    diff = (df["nct"] - df["nct_chain"]).abs() > 1e-6 * df["nct"].abs()
+    imported = df["name"].astype(str).str.startswith("simai-") if "name" in df else diff & False
+    parts = []
+    for label, sel in (("reconstructed", ~imported), ("imported (`simai-*`)", imported)):
+        if sel.any():
+            moved = df[sel & diff]
+            parts.append(f"{label}: {len(moved)} of {int(sel.sum())} runs" + (
+                " (" + ", ".join(f"{r['name']} {r['method']} {r['nct_chain']:.3g} -> {r['nct']:.3g}"
+                                 for _, r in moved.head(6).iterrows())
+                + (", ..." if len(moved) > 6 else "") + ")" if len(moved) else ""))
     return ("NCT rescored from each run's iteration time and its instance's ideal reference "
             "(benchmarks/delta_rescore.py; heuristics/delta_nct.py); `nct_chain` = the spec 4.4 "
             "backward-chain value, a diagnostic (as recorded for runs made before issue 18). "
+            "NCT differs from `nct_chain` on " + "; ".join(parts) + ". "
             + (f"The recomputed ideal iteration times differ from the recorded ones by at most "
                f"{s:.1e} (relative)." if np.isfinite(s) else ""))

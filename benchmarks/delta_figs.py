@@ -3,7 +3,9 @@
 Fig. 6 / Fig. 8: NCT of the six methods vs bandwidth / sequence length. Fig. 9: port
 ratio after the port-minimizing stage. Fig. 10: NCT of a stage-reversed copy of the job
 (Model^T) given the freed ports. Fig. 11: execution time vs micro-batches. ``delta-ga``:
-DELTA-Fast convergence time per Table I workload.
+DELTA-Fast convergence time per Table I workload. Figs. 6 and 8 and ``delta-ga`` also run the
+imported SimAI/AICB workloads (benchmarks/delta_simai_runs.py), and every report rescores
+NCT from the runs' iteration times (benchmarks/delta_rescore.py, issue 18).
 
 Every (workload, x value) becomes an instance file and the methods run through the
 resumable batch runner (an interrupted run continues where it stopped; the raw runs made
@@ -17,13 +19,14 @@ Run: python solve.py reproduce delta-fig6|delta-fig8|delta-fig9|delta-fig10|delt
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from benchmarks.common import machine, md_table, runs_solvers, write_report
+from benchmarks.delta_report import (batch_rows, bars_plot, convergence_table, hotstart_check,
+                                     lines_plot, pod_ports)
 from benchmarks.delta_rescore import ideal_shift_note, rescore_nct
 from benchmarks.delta_simai_runs import (SIMAI, SIMAI_METHODS, fig_workloads, simai_fig_runs,
                                          simai_ga_files)
@@ -109,7 +112,7 @@ def run_fig(fig: str, quick: bool, out_dir: Path) -> list[Path]:
             row["ceiling_at_paper_x"] = f"{100 * at.ceiling.iloc[0]:.1f}%" if len(at) else "-"
             summary.append(row)
     png = out_dir / f"delta_{fig}.png"
-    _lines(table, "x", METHODS, spec["label"], "NCT", png)
+    lines_plot(table, "x", METHODS, spec["label"], "NCT", png)
     cmd = f"python solve.py reproduce delta-{fig}" + (" --quick" if quick else "")
     md = [f"# DELTA {fig.replace('fig', 'Fig. ')}: NCT vs {spec['label']}", "",
           f"Regenerate: `{cmd}` (resumable; raw runs in `{runs.as_posix()}`). Machine: {machine()}. Raw runs' solvers: {runs_solvers(df)}.",
@@ -141,63 +144,10 @@ def run_fig(fig: str, quick: bool, out_dir: Path) -> list[Path]:
     return [*write_report(out_dir, f"delta_{fig}", md, {f"delta_{fig}.csv": table}), png]
 
 
-def hotstart_check(df: pd.DataFrame) -> list[str]:
-    """Report lines: DELTA-Joint-HotStart's iteration time against its own GA's topology (its
-    MIP start: never worse by construction) and against the separate DELTA-Fast run."""
-    hot = df[df.method == "delta-joint-hotstart"].set_index("name")
-    if not len(hot):
-        return []
-    fast = df[df.method == "delta-fast"].set_index("name")["iteration_time"].reindex(hot.index)
-    tol = 1e-6 * hot["iteration_time"]
-    vs_start = hot["iteration_time"] - hot["reference_iteration_time"]
-    vs_fast = hot["iteration_time"] - fast
-    worse = vs_fast[vs_fast > tol]
-    lines = ["## DELTA-Joint-HotStart vs DELTA-Fast (iteration time)", "",
-             f"{len(hot)} HotStart runs; {int((vs_start <= tol).sum())} end at or below their own "
-             f"GA topology's simulated iteration time (the MIP start; max difference "
-             f"{vs_start.max():+.4g} ms); {int((vs_fast <= tol).sum())} of {int(vs_fast.notna().sum())} "
-             "at or below the separate DELTA-Fast run's (HotStart's GA gets at most half of the "
-             "60 s budget, so a GA stopped by time can start it from a worse topology)."]
-    if len(worse):
-        lines.append("Worse than the separate DELTA-Fast run: " + "; ".join(
-            f"{n} {v:+.4g} ms" for n, v in worse.items()) + ".")
-    return [*lines, ""]
-
-
 def _simai_fig_note(param: str) -> str:
     return ("sequence length sizes only the P2P activations (2 x seq x hidden; the files' "
             "compute is traced at 2048), the MoE file's fixed pp_comm leaves it out"
             if param == "seq_len" else "the files' activations (traced at sequence 2048)")
-
-
-def _lines(table, xcol, methods, xlabel, ylabel, path, logy=False):
-    """One panel per workload (four per row): a line per method over ``xcol`` (log2 x axis)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    models = list(dict.fromkeys(table.model))
-    ncol = min(4, len(models))
-    nrow = -(-len(models) // ncol)
-    fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.2 * nrow), squeeze=False)
-    for ax in axes.flat[len(models):]:
-        ax.set_visible(False)
-    for ax, model in zip(axes.flat, models):
-        t = table[table.model == model].sort_values(xcol)
-        for m in methods:
-            if m in t:
-                ax.plot(t[xcol], t[m], marker="o", label=m)
-        ax.set_xscale("log", base=2)
-        if logy:
-            ax.set_yscale("log")
-        ax.set_title(model)
-        ax.set_xlabel(xlabel)
-    axes[0][0].set_ylabel(ylabel)
-    axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def run_fig6(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
@@ -258,7 +208,7 @@ def run_fig9(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]
                                  zip(table.model, table.method)]
     cmd = "python solve.py reproduce delta-fig9" + (" --quick" if quick else "")
     png = out_dir / "delta_fig9.png"
-    _bars(table, "port_ratio", "allocated port ratio", png)
+    bars_plot(table, "port_ratio", "allocated port ratio", png)
     md = ["# DELTA Fig. 9: allocated port ratio after port minimization", "",
           f"Regenerate: `{cmd}` (resumable; raw runs in `results/delta_runs/`). Machine: {machine()}. Raw runs' solvers: {runs_solvers(df)}.",
           "", _setup_note(quick),
@@ -269,14 +219,6 @@ def run_fig9(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]
           "and Topo, which may exceed the MILP's C*). " + ideal_shift_note(df), "",
           md_table(table.sort_values(["model", "method"]), ".4g"), ""]
     return [*write_report(out_dir, "delta_fig9", md, {"delta_fig9.csv": table}), png]
-
-
-def batch_rows(rep, runs: Path) -> pd.DataFrame:
-    """The rows of ``runs`` that belong to the batch ``rep`` (not rows of older instance
-    files or settings that the CSV keeps beside them)."""
-    df = pd.read_csv(runs)
-    keys = {r.get("run_key") for r in rep.rows} - {None, ""}
-    return df[df["run_key"].isin(keys) | df["run_key"].isna()].reset_index(drop=True)
 
 
 def reversed_copy(inst, freed: np.ndarray, extra: bool = True):
@@ -302,7 +244,7 @@ def run_fig10(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
                 continue
             src = Path(row.iloc[0]["instance"])
             inst = load_instance(src)
-            used = _pod_ports(row.iloc[0]["pod_ports_used"])
+            used = pod_ports(row.iloc[0]["pod_ports_used"])
             freed = np.maximum(inst.ports - used, 0.0)
             for extra in (False, True):     # always rewritten: a changed Fig. 9 run changes
                 inst_t = reversed_copy(inst, freed, extra)     # the copy and so its run key
@@ -319,7 +261,7 @@ def run_fig10(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
     table["paper_overhead"] = [FIG10_PAPER.get(m, "-") for m in table.model]
     cmd = "python solve.py reproduce delta-fig10" + (" --quick" if quick else "")
     png = out_dir / "delta_fig10.png"
-    _bars(table.rename(columns={"U_p + freed": "nct_after"}), "nct_after", "NCT with freed ports", png)
+    bars_plot(table.rename(columns={"U_p + freed": "nct_after"}), "nct_after", "NCT with freed ports", png)
     md = ["# DELTA Fig. 10: NCT of bandwidth-bottlenecked workloads after port reallocation", "",
           f"Regenerate: `{cmd}` (resumable; needs Fig. 9's runs, made on demand). Machine: {machine()}. Raw runs' solvers: {runs_solvers(df)}.",
           "", _setup_note(quick),
@@ -364,7 +306,7 @@ def run_fig11(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
                             values="status_backend", aggfunc="first").reset_index()
     cmd = "python solve.py reproduce delta-fig11" + (" --quick" if quick else "")
     png = out_dir / "delta_fig11.png"
-    _lines(conv, "micro_batches", FIG11_METHODS, "micro-batches", "convergence time (s)", png, logy=True)
+    lines_plot(conv, "micro_batches", FIG11_METHODS, "micro-batches", "convergence time (s)", png, logy=True)
     md = ["# DELTA Fig. 11: execution time vs number of micro-batches", "",
           f"Regenerate: `{cmd}` (resumable). Machine: {machine()}. Raw runs' solvers: {runs_solvers(df)}.", "", _setup_note(quick),
           "Paper: Topo/Joint converge in at most 896 s / 928 s (Megatron-462B) and 2020 s / "
@@ -385,46 +327,6 @@ def run_fig11(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
           "## Status (backend)", "", md_table(status), ""]
     return [*write_report(out_dir, "delta_fig11", md, {"delta_fig11.csv": conv,
                                                        "delta_fig11_wall.csv": table}), png]
-
-
-def _trajectory(text) -> list[tuple[float, float]]:
-    """``incumbents`` of a record or CSV cell: a list, its JSON, or the older ``t:obj;...``."""
-    if isinstance(text, str) and text.startswith("["):
-        text = json.loads(text)
-    if isinstance(text, list):
-        return [(float(t), float(o)) for t, o in text]
-    if not isinstance(text, str) or not text:
-        return []
-    return [tuple(map(float, p.split(":"))) for p in text.split(";")]
-
-
-def _pod_ports(cell) -> np.ndarray:
-    """``pod_ports_used`` of a CSV cell: a JSON array, or the older space-separated numbers."""
-    return np.array(json.loads(cell) if cell.startswith("[") else cell.split(), float)
-
-
-def convergence_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Per (model, micro-batches): each method's convergence time (spec 3.7; DELTA-Fast's
-    whole run), HotStart's saving over Joint, and HotStart's time to Joint's final quality."""
-    df = df.copy()
-    if "converged_s" not in df:
-        df["converged_s"] = np.nan
-    df["conv"] = np.where(df["method"] == "delta-fast", df["runtime_s"], df["converged_s"])
-    conv = df.pivot_table(index=["model", "micro_batches"], columns="method",
-                          values="conv").reset_index()
-    if not {"delta-joint", "delta-joint-hotstart"} <= set(conv.columns):
-        return conv
-    conv["hotstart_saving"] = 1 - conv["delta-joint-hotstart"] / conv["delta-joint"]
-    traj = {(r.model, r.micro_batches, r.method): _trajectory(r.get("incumbents"))
-            for _, r in df.iterrows()}
-    reach = []
-    for _, r in conv.iterrows():
-        joint = traj.get((r.model, r.micro_batches, "delta-joint"), [])
-        hot = traj.get((r.model, r.micro_batches, "delta-joint-hotstart"), [])
-        target = joint[-1][1] * (1 + 1e-4) if joint else np.nan
-        reach.append(next((t for t, obj in hot if obj <= target), np.nan))
-    conv["hotstart_to_joint_quality_s"] = reach
-    return conv
 
 
 def run_ga(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
@@ -472,17 +374,3 @@ def _setup_note(quick: bool) -> str:
              "Table I workloads, 600 s per solver run. ") +
             "Workloads are the spec's Megatron-faithful reconstruction, not the paper's SimAI "
             "traces; the solver is HiGHS unless a full Gurobi licence is present. ")
-
-
-def _bars(table, col, label, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    piv = table.pivot_table(index="model", columns="method", values=col)
-    ax = piv.plot.bar(figsize=(7, 3.2), rot=15)
-    ax.set_ylabel(label)
-    ax.figure.tight_layout()
-    ax.figure.savefig(path, dpi=110)
-    plt.close(ax.figure)

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks.delta_figs import hotstart_check
+from benchmarks.delta_report import hotstart_check
 from benchmarks.delta_rescore import rescore_nct
 from benchmarks.delta_simai_runs import SIMAI, TRACE_SEQ, fig_workloads, simai_instance
 from heuristics.delta_baselines import BASELINES
@@ -84,7 +84,7 @@ def test_batch_rows_drop_rows_of_an_older_instance_file(tmp_path):
     the current one: the report reads only the current batch's rows (else it averages both)."""
     from types import SimpleNamespace
 
-    from benchmarks.delta_figs import batch_rows
+    from benchmarks.delta_report import batch_rows
 
     runs = tmp_path / "runs.csv"
     pd.DataFrame({"run_key": ["old", "new", "other"], "nct": [2.0, 1.0, 1.5]}).to_csv(runs, index=False)

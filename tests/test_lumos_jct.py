@@ -2,7 +2,8 @@
 import pandas as pd
 import pytest
 
-from benchmarks.lumos_jct import run_path, seed_gaps, simulate, strategies
+from benchmarks.lumos_jct import (_ilp_table, reconfigurations, run_path, seed_gaps, simulate,
+                                  strategies)
 
 
 def test_cached_runs_keep_their_strategy_and_resume(tmp_path):
@@ -17,6 +18,12 @@ def test_cached_runs_keep_their_strategy_and_resume(tmp_path):
     assert list(dict.fromkeys(strategies(df))) == ["best", "clos-51.2T-3tier", "itv-mdmcf"]
     for a, b in zip(first, again):
         assert b.jct_s.to_numpy() == pytest.approx(a.jct_s.to_numpy(), rel=1e-12)
+    # the [001] table: one row per strategy, the controller's reconfigurations counted
+    tab = _ilp_table(df.assign(alpha=1.0), tmp_path).set_index("strategy")
+    assert list(tab.index) == ["best", "clos-51.2T-3tier", "itv-mdmcf"]
+    assert (tab.jobs == 12).all() and tab.loc["best", "jrt_slowdown_max"] == 0
+    rc = reconfigurations("lumos-51.2T-tau1", 512, "itv-mdmcf", 0, tmp_path)
+    assert tab.loc["itv-mdmcf", "reconfigs"] == len(rc) and tab.loc["best", "reconfigs"] == 0
     # Best bounds every job's running time
     best = again[0].set_index("job").jrt_s
     for other in again[1:]:

@@ -9,32 +9,16 @@ from hypothesis import given, settings, strategies as st
 import instances
 from heuristics.delta_fast import feasible_random_init
 from heuristics.delta_nct import evaluate, ideal_reference, nct_metrics
+from tests.heuristics.delta_draw import delta_dag
 
 
 @st.composite
 def contended_instance(draw):
     """Random DAG on 3-4 Pods whose compute (releases, delays, tails) and communication
     times are of one magnitude, with few ports, so that topologies move the critical path."""
-    n_pods = draw(st.integers(3, 4))
-    n_tasks = draw(st.integers(2, 10))
-    pods = [f"P{i}" for i in range(n_pods)]
-    tasks = []
-    for _ in range(n_tasks):
-        a = draw(st.integers(0, n_pods - 1))
-        b = draw(st.integers(0, n_pods - 2))
-        b = b + 1 if b >= a else b
-        f = draw(st.integers(1, 4))
-        gpus = draw(st.lists(st.integers(0, 5), min_size=f, max_size=f, unique=True))
-        tasks.append({"src_pod": pods[a], "dst_pod": pods[b], "flows": f,
-                      "volume": draw(st.floats(1, 100)), "src_gpus": [100 * a + g for g in gpus],
-                      "dst_gpus": [100 * b + 50 + g for g in gpus]})
-    deps = [[i, j, draw(st.floats(0, 20))] for i in range(n_tasks) for j in range(i + 1, n_tasks)
-            if draw(st.integers(0, 2)) == 0]
-    return instances.from_dict({
-        "problem": "delta", "bandwidth": 1.0,
-        "pods": [{"name": p, "ports": draw(st.integers(n_pods, 3 * n_pods))} for p in pods],
-        "tasks": tasks, "deps": deps, "release": [draw(st.floats(0, 50)) for _ in tasks],
-        "tail": [draw(st.floats(0, 20)) for _ in tasks]})
+    return delta_dag(draw, pods=(3, 4), tasks=(2, 10), flows=(1, 4), volume=(1, 100),
+                     delay=(0, 20), dep_one_in=3, bandwidth=st.just(1.0),
+                     ports=lambda n: st.integers(n, 3 * n), release=(0, 50), tail=(0, 20))
 
 
 def two_paths():

@@ -11,6 +11,7 @@ from heuristics.delta_nct import critical_chain, evaluate
 from heuristics.delta_sim import compile_graph, critical_path_bound, simulate
 from instances.delta import DeltaSolution, check_solution, from_job
 from instances.delta_models import TABLE_I
+from tests.heuristics.delta_draw import delta_dag
 
 
 def derived(tasks, deps=(), release=None, tail=None, ports=(4, 4), B=1.0):
@@ -148,25 +149,7 @@ def test_checker_rejects_corrupted_schedules():
 
 @st.composite
 def random_instance(draw):
-    n_pods = draw(st.integers(2, 4))
-    n_tasks = draw(st.integers(1, 10))
-    pods = [f"P{i}" for i in range(n_pods)]
-    tasks = []
-    for m in range(n_tasks):
-        a = draw(st.integers(0, n_pods - 1))
-        b = draw(st.integers(0, n_pods - 2))
-        b = b + 1 if b >= a else b
-        f = draw(st.integers(1, 3))
-        gpus = draw(st.lists(st.integers(0, 5), min_size=f, max_size=f, unique=True))
-        tasks.append({"src_pod": pods[a], "dst_pod": pods[b], "flows": f,
-                      "volume": draw(st.floats(0.1, 10)), "src_gpus": [100 * a + g for g in gpus],
-                      "dst_gpus": [100 * b + 50 + g for g in gpus]})
-    deps = [[i, j, draw(st.floats(0, 3))] for i in range(n_tasks) for j in range(i + 1, n_tasks)
-            if draw(st.booleans()) and draw(st.booleans())]
-    d = {"problem": "delta", "bandwidth": draw(st.floats(0.5, 4)),
-         "pods": [{"name": p, "ports": 3 * n_pods} for p in pods], "tasks": tasks, "deps": deps,
-         "release": [draw(st.floats(0, 2)) for _ in tasks], "tail": [draw(st.floats(0, 2)) for _ in tasks]}
-    return instances.from_dict(d)
+    return delta_dag(draw)
 
 
 @settings(max_examples=60, deadline=None)

@@ -18,6 +18,7 @@ from heuristics.delta_sim import SimulationInterrupted, critical_path_bound, sim
 from instances.delta import DeltaSolution, check_solution
 from toolkit.registry import RunConfig
 from toolkit.run import run_task
+from tests.heuristics.delta_draw import delta_dag
 
 GBPS = 0.125          # 1 Gb/s in MB/ms
 
@@ -69,26 +70,9 @@ def test_deepseek_at_1600g_terminates_and_verifies(deepseek_1600):
 def magnitudes_instance(draw):
     """Random DAG on 2-4 Pods at 200-1600 Gb/s with times up to 2e4 ms and volumes from
     1e-3 to 1e3 MB, plus a random feasible topology."""
-    n_pods = draw(st.integers(2, 4))
-    n_tasks = draw(st.integers(1, 12))
-    pods = [f"P{i}" for i in range(n_pods)]
-    tasks = []
-    for _ in range(n_tasks):
-        a = draw(st.integers(0, n_pods - 1))
-        b = draw(st.integers(0, n_pods - 2))
-        b = b + 1 if b >= a else b
-        f = draw(st.integers(1, 8))
-        gpus = draw(st.lists(st.integers(0, 9), min_size=f, max_size=f, unique=True))
-        tasks.append({"src_pod": pods[a], "dst_pod": pods[b], "flows": f,
-                      "volume": draw(st.floats(1e-3, 1e3)), "src_gpus": [100 * a + g for g in gpus],
-                      "dst_gpus": [100 * b + 50 + g for g in gpus]})
-    deps = [[i, j, draw(st.floats(0, 1e3))] for i in range(n_tasks) for j in range(i + 1, n_tasks)
-            if draw(st.integers(0, 3)) == 0]
-    inst = instances.from_dict({
-        "problem": "delta", "bandwidth": draw(st.floats(200, 1600)) * GBPS,
-        "pods": [{"name": p, "ports": draw(st.integers(8, 24))} for p in pods], "tasks": tasks,
-        "deps": deps, "release": [draw(st.floats(0, 2e4)) for _ in tasks],
-        "tail": [draw(st.floats(0, 1e3)) for _ in tasks]})
+    inst = delta_dag(draw, tasks=(1, 12), flows=(1, 8), gpus=9, volume=(1e-3, 1e3),
+                     delay=(0, 1e3), bandwidth=st.floats(200, 1600).map(lambda v: v * GBPS),
+                     ports=lambda n: st.integers(8, 24), release=(0, 2e4), tail=(0, 1e3))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     x = feasible_random_init(inst, np.full(len(inst.links), 8.0), rng)
     return inst, x

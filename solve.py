@@ -405,7 +405,7 @@ def cmd_generate(args, rest) -> int:
         raise BadInput(str(exc.args[0]))
     if prob.generator is None:
         raise BadInput(f"problem {prob.name} has no generator")
-    gp_ = argparse.ArgumentParser(prog=f"solve.py generate {prob.name}", add_help=True)
+    gp_ = _Parser(prog=f"solve.py generate {prob.name}", add_help=True)
     gp_.add_argument("-o", "--output", metavar="FILE", help="instance file to write (required)")
     for name, (kind, default, help_) in prob.generator.params.items():
         gp_.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind, default=default,
@@ -470,9 +470,27 @@ def _workers_args(p) -> None:
     p.add_argument("--scheduler", help="Dask distributed scheduler address (tcp://host:8786)")
 
 
+class _StoreOnce(argparse._StoreAction):
+    """A single-valued option given twice is bad input, not "the last one wins"."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        seen = namespace.__dict__.setdefault("_given", set())
+        if self.dest in seen:
+            parser.error(f"argument {option_string}: given more than once")
+        seen.add(self.dest)
+        super().__call__(parser, namespace, values, option_string)
+
+
+class _Parser(argparse.ArgumentParser):
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
+
+
 def parser(solve_epilog: str | None = None) -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="solve.py", description=__doc__.split("\n\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    ap = _Parser(prog="solve.py", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     sub.add_parser("list", help="problems, methods and their options, backends, reproduce targets")
     p = sub.add_parser("solve", help="solve instance files", epilog=solve_epilog,
                        formatter_class=argparse.RawDescriptionHelpFormatter)

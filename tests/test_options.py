@@ -211,3 +211,16 @@ def test_time_limit_is_the_whole_run(pname, src, method, stage):
     assert rec["time_limit_s"] == 2.0 and rec["status"] != "error", rec.get("message")
     if stage:
         assert stage in rec["time_split"]
+
+
+@pytest.mark.parametrize("argv", [
+    ("solve", SPECTRA, "--method", "spectra", "--method", "milp"),
+    ("solve", SPECTRA, "--time-limit", "5", "--time-limit=9"),
+    ("generate", "spectra", "--n", "4", "--n", "5", "-o", "x.json"),
+])
+def test_single_valued_option_given_twice_is_exit_2(argv, capsys, tmp_path, monkeypatch):
+    """Not "the last one wins": a repeated --method would silently drop a method."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = main(*argv, capsys=capsys)
+    assert code == 2 and out == "" and "given more than once" in err
+    assert not (tmp_path / "x.json").exists()

@@ -474,8 +474,8 @@ class _StoreOnce(argparse._StoreAction):
     """A single-valued option given twice is bad input, not "the last one wins"."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        seen = namespace.__dict__.setdefault("_given", set())
-        if self.dest in seen:
+        seen = parser.__dict__.setdefault("_given", set())     # a parser parses once
+        if option_string is not None and self.dest in seen:   # (positionals may re-store)
             parser.error(f"argument {option_string}: given more than once")
         seen.add(self.dest)
         super().__call__(parser, namespace, values, option_string)

@@ -85,7 +85,12 @@ def convert_simai(path: str, name: str = "", **options):
     w = read_simai(path)
     try:
         job = simai_job(w, **options)
-        return from_job(job, name=name or auto_name(job))
+        inst = from_job(job, name=name or auto_name(job))
+        if inst.n_tasks == 0:
+            raise InstanceError("job", "no inter-Pod communication with these settings (no "
+                                "DP collective across Pods and no pipeline stage boundary "
+                                "between Pods): nothing for a logical topology to serve")
+        return inst
     except InstanceError as exc:
         raise exc if exc.source else exc.with_source(str(path))
 

@@ -274,14 +274,12 @@ def simulate(inst_or_graph, x=None, policy: str = "maxmin", ideal: bool = False,
                 finished.append(m)
             else:
                 sent = rate[m] * dt
-            if not trace:
-                pass
-            elif dt > 0:
+            if trace and dt > 0:
                 last[m] = len(vol_v)
                 vol_m.append(m)
                 vol_k.append(k)
                 vol_v.append(sent)
-            elif sent > 0 and m in last:      # a remainder below the time resolution
+            elif trace and sent > 0 and m in last:   # a remainder below the time resolution
                 vol_v[last[m]] += sent
             rem[m] = v - sent
         if dt > 0:

@@ -67,7 +67,7 @@ def lp_guided(C: np.ndarray, U: np.ndarray, V: np.ndarray, start: list[np.ndarra
     rlo = np.concatenate([dem, np.full(2 * P * M, -np.inf)])
     rup = np.concatenate([dem, np.ones(2 * P * M)])
     coef = (1 - 2 * U[m, oi[o], oj[o]]) + (1 - 2 * V[m, oj[o], oi[o]])
-    start_x = np.array([start[k][i, j] for k, i, j in zip(m, oi[o], oj[o])], dtype=float)
+    start_x = np.asarray(start)[m, oi[o], oj[o]].astype(float)
     const, cost = float(U.sum() + V.sum()), coef.astype(float)
     start_cost = const + float(cost @ start_x)
     _highs_thread_pool(1)

@@ -39,12 +39,14 @@ test: $(STAMP)
 
 # Refresh the lock on purpose: newest versions the pyproject ranges admit, for every
 # Python from $(LOCK_PYTHON) on (one universal file), then reinstall and run the suite.
+# `make lock LOCK_UPGRADE=` adds a new dependency but keeps every existing pin.
+LOCK_UPGRADE ?= --upgrade
 lock:
 	$(PYTHON) -m venv --clear .lockenv
 	.lockenv/bin/python -m pip install -q --disable-pip-version-check uv==$(UV_VERSION)
 	echo "setuptools>=68" | .lockenv/bin/uv pip compile pyproject.toml - --extra test \
 	    --extra distributed --universal --python-version $(LOCK_PYTHON) --fork-strategy fewest \
-	    --generate-hashes --upgrade -o $(LOCK)
+	    --generate-hashes $(LOCK_UPGRADE) -o $(LOCK)
 	rm -rf .lockenv $(STAMP)
 	$(MAKE) test
 

@@ -7,12 +7,15 @@ support S_rem (MWM-Node-Coverage) with one Jonker-Volgenant assignment
 so the degree of S_rem drops by exactly one per round (Koenig). Complexity: k rounds of
 O(n^3).
 
-``matching="warm"`` (default) runs the rounds of ``heuristics.spectra_warm``: the same
-assignment per round on an incrementally updated cost matrix with carried (reduced)
-duals, about 4x faster on the MoE workload; ``matching="cold"`` rebuilds every round's
-cost matrix and solves it from scratch (``mwm_node_coverage``, the reference). Both give
-max-weight matchings with the same weight each round; they may differ only where
-several matchings tie.
+``matching`` picks how each round's assignment is solved; all give max-weight
+MWM-Node-Coverage matchings of the same weight every round and differ only where several
+tie: "warm" (default) is "jit" from ``JIT_MIN_N`` lines on and "scipy" below; "jit" runs
+the rounds compiled (``heuristics.spectra_jit``: numba, Jonker-Volgenant with carried
+duals; 3-4x faster than "scipy" on MoE n = 100, but a process pays about 0.3-0.5 s to load
+it, 6-10 s the first time it compiles); "scipy" the rounds of ``heuristics.spectra_warm``
+(scipy's solver on an incrementally updated cost matrix with carried reduced duals);
+"cold" rebuilds every round's cost matrix and solves it from scratch
+(``mwm_node_coverage``, the reference).
 
 Decisions where the paper is silent (spec section 6): ``edge_mode="supp"`` lets
 non-critical lines use any entry with residual demand; alpha_i is the minimum over the
@@ -28,7 +31,8 @@ from heuristics.lsap import linear_sum_assignment
 from heuristics.spectra_warm import warm_rounds
 from instances.spectra import SUPPORT_EPS, support
 
-MATCHINGS = ("warm", "cold")
+MATCHINGS = ("warm", "jit", "scipy", "cold")
+JIT_MIN_N = 32      # "warm" runs the compiled rounds from this many lines on
 
 
 @dataclass
@@ -113,16 +117,23 @@ def decompose(D: np.ndarray, edge_mode: str = "supp", refine: str = "greedy",
               backend: str = "auto", matching: str = "warm") -> Decomposition:
     """Alg. 1: exactly degree(D) permutations covering D, then Refine (Alg. 2 or LP Eq. 5).
 
-    ``matching``: "warm" (``spectra_warm.warm_rounds``) or "cold" (one fresh assignment
-    per round, ``mwm_node_coverage``).
+    ``matching``: "warm" ("jit" from ``JIT_MIN_N`` lines on, else "scipy"), "jit"
+    (``spectra_jit.jit_rounds``), "scipy" (``spectra_warm.warm_rounds``) or "cold" (one
+    fresh assignment per round, ``mwm_node_coverage``).
     """
     if edge_mode not in ("supp", "srem"):
         raise ValueError(f"edge_mode must be 'supp' or 'srem', got {edge_mode!r}")
     if matching not in MATCHINGS:
-        raise ValueError(f"matching must be 'warm' or 'cold', got {matching!r}")
+        raise ValueError(f"matching must be one of {', '.join(MATCHINGS)}, got {matching!r}")
     D = np.asarray(D, dtype=float)
     eps = _eps(D)
     if matching == "warm":
+        matching = "jit" if D.shape[0] >= JIT_MIN_N else "scipy"
+    if matching == "jit":
+        from heuristics.spectra_jit import jit_rounds      # numba: loaded on first use
+
+        perms, alphas = jit_rounds(D, eps, edge_mode)
+    elif matching == "scipy":
         perms, alphas = warm_rounds(D, eps, edge_mode)
     else:
         perms, alphas = cold_rounds(D, eps, edge_mode)

@@ -80,7 +80,7 @@ def spectra(inst: SpectraInstance, equalize_loads: bool = True, refine: str = "g
     """Spectra (Section III): Decompose, Schedule (LPT), Equalize.
 
     ``dec`` may be a cached decomposition (it does not depend on s or delta, spec 6.17);
-    ``matching`` picks Decompose's assignment rounds ("warm" or the "cold" reference).
+    ``matching`` picks Decompose's assignment rounds (``spectra_decompose.MATCHINGS``).
     """
     if dec is None:
         dec = decompose(inst.demand, edge_mode=edge_mode, refine=refine, backend=backend,

@@ -39,9 +39,13 @@ MAX_MATCHINGS = 2000  # above this, `milp-matchings` declines (n <= 6 has a few 
 EDGE_MODE = Option("edge_mode", str, "supp", "Decompose's edge set: support of D (supp) or of the "
                    "remaining demand (srem)", choices=("supp", "srem"))
 MERGE = Option("merge_identical", bool, False, "merge identical permutations into one configuration")
+MATCHING = Option("matching", str, "warm", "Decompose's assignment rounds: warm (compiled from "
+                  "n = 32 on, scipy below), jit (numba; a process pays ~0.4 s to load it), "
+                  "scipy, cold (reference); ties may differ, weights never",
+                  choices=("warm", "jit", "scipy", "cold"))
 SPECTRA_OPTIONS = (
     Option("refine", str, "greedy", "durations: greedy, or the Refine LP (Eq. 5) on the backend",
-           choices=("greedy", "lp")), EDGE_MODE, MERGE)
+           choices=("greedy", "lp")), EDGE_MODE, MERGE, MATCHING)
 ECLIPSE_OPTIONS = (
     Option("alpha_search", str, "quantile", "Eclipse's alpha search",
            choices=("quantile", "exhaustive")),
@@ -70,7 +74,8 @@ MATCHING_OPTIONS = (
 
 
 def _spectra_opts(cfg: RunConfig) -> dict:
-    return dict(edge_mode=cfg.option("edge_mode"), merge_identical=cfg.option("merge_identical"))
+    return dict(edge_mode=cfg.option("edge_mode"), merge_identical=cfg.option("merge_identical"),
+                matching=cfg.option("matching"))
 
 
 def run_spectra(inst: SpectraInstance, cfg: RunConfig, equalize: bool = True) -> MethodOutput:
@@ -82,7 +87,8 @@ def run_spectra(inst: SpectraInstance, cfg: RunConfig, equalize: bool = True) ->
 def run_spectra_lp(inst: SpectraInstance, cfg: RunConfig, equalize: bool = True) -> MethodOutput:
     """Spectra with the Refine LP (Eq. 5) solved on the chosen backend."""
     opts = _spectra_opts(cfg)
-    dec = decompose(inst.demand, edge_mode=opts["edge_mode"], refine="none")
+    dec = decompose(inst.demand, edge_mode=opts["edge_mode"], refine="none",
+                    matching=opts["matching"])
     model, handles = build_refine_lp(inst.demand, dec.perms)
     res = solve(model, **cfg.solve_kw())
     if not res.has_solution:
@@ -251,7 +257,7 @@ register_problem(Problem(
                "Spectra without Equalize (Fig. 7)", SPECTRA_OPTIONS),
         Method("spectra-lp", "model", run_spectra_lp,
                "Spectra with the Refine LP (Eq. 5) on the solver backend",
-               (EDGE_MODE, MERGE)),
+               (EDGE_MODE, MERGE, MATCHING)),
         Method("spectra-eclipse", "heuristic", run_eclipse,
                "Spectra (Eclipse): Eclipse decomposition (spec 2.6.2) + LPT + Equalize",
                ECLIPSE_OPTIONS),

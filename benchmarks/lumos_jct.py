@@ -42,12 +42,15 @@ PAPER_SCALE = {"4096 JRT vs clos-25.6T-3tier": -5.06, "4096 JCT vs clos-25.6T-3t
 def simulate(arch: str, gpus: int, reconfig: str | None, n_jobs: int, rho: float, seed: int,
              out: Path, ilp_limit: float | None = None, alg_time: str = "measured",
              logical: str = "incremental", alpha: float = 1.0) -> pd.DataFrame:
-    """One simulation, cached in ``out`` (resume): its job records (its reconfigurations
-    beside them: ``reconfigurations(...)``). ``alpha``: the job-size exponent of
+    """One simulation, checked by ``instances.lumos_sim_check.check_sim`` and cached in
+    ``out`` (resume): its job records (its reconfigurations beside them:
+    ``reconfigurations(...)``). ``alpha``: the job-size exponent of
     ``helios_jobs`` (smaller = larger jobs)."""
     from heuristics.lumos_sim.architectures import make_arch
     from heuristics.lumos_sim.engine import Simulator
     from heuristics.lumos_sim.workload import helios_jobs
+    from instances.lumos_sim import SimInstance, SimSolution
+    from instances.lumos_sim_check import check_sim
     from toolkit.registry import RunConfig
 
     path = run_path(arch, gpus, reconfig, seed, out, logical, alpha)
@@ -58,6 +61,10 @@ def simulate(arch: str, gpus: int, reconfig: str | None, n_jobs: int, rho: float
     t0 = time.perf_counter()
     res = Simulator(make_arch(arch, gpus, reconfig, cfg=cfg, logical=logical),
                     alg_time=alg_time).run(jobs)
+    bad, _ = check_sim(SimInstance(arch, gpus, jobs),
+                       SimSolution(res.jobs.to_dict("records"), res.reconfigs.to_dict("records")))
+    if bad:                 # the independent checker, before anything is cached
+        raise AssertionError(f"{path.name}: {'; '.join(bad[:3])}")
     df = res.jobs.assign(arch=arch, reconfig=reconfig or "", gpus=gpus, seed=seed, rho=rho,
                          alpha=alpha,
                          sim_wall_s=time.perf_counter() - t0, rate_s=res.stats["rate_s"],

@@ -35,3 +35,19 @@ def test_seed_gaps_are_per_seed_ratios():
                            jct_s=[90.0, 100.0, 120.0, 100.0], jrt_s=[50.0, 50.0, 60.0, 40.0]))
     g = seed_gaps(df, (("a", "b"),)).iloc[0]
     assert [g.jct_min, g.jct_max, g.jrt_min, g.jrt_max] == pytest.approx([-10, 20, 0, 50])
+
+
+def test_a_run_the_checker_refuses_is_not_cached(tmp_path, monkeypatch):
+    """Every simulation passes instances.lumos_sim_check before it is written to the cache."""
+    import instances.lumos_sim_check as chk
+
+    seen = []
+
+    def refuse(inst, sol):
+        seen.append((inst.arch, len(sol.jobs)))
+        return ["job 0: finishes before it starts"], {}
+
+    monkeypatch.setattr(chk, "check_sim", refuse)
+    with pytest.raises(AssertionError, match="finishes before it starts"):
+        simulate("best", 512, None, 12, 0.8, 0, tmp_path, alg_time="none")
+    assert seen == [("best", 12)] and not run_path("best", 512, None, 0, tmp_path).exists()

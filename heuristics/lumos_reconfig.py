@@ -75,8 +75,7 @@ import numpy as np
 
 from heuristics.lumos_decompose import (find_connection, int_decompose, sym_decompose,
                                         sym_decompose_flow, sym_decompose_rewiring)
-from heuristics.lumos_chain import Work
-from heuristics.lumos_eject import eject_connection
+from heuristics.lumos_eject import Work, eject_connection
 from heuristics.lumos_exact import lp_guided, model_size
 from heuristics.lumos_kempe import kempe_connection
 from heuristics.lumos_refine import pair_refine

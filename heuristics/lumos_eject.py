@@ -102,11 +102,7 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
     wk = np.array([work.used, NO_LIMIT if work.limit is None else work.limit, 0], np.int64)
     chunk = NO_LIMIT if work.deadline is None else 1    # read the clock between units
     moves = move_buffer(n)
-    st.keep(G, C)                                       # 1. keep (excess copies too)
-    R = np.triu(C - G[4], 1)
-    ri, rj = np.nonzero(R > 0)
-    reps = R[ri, rj]
-    ua, ub = np.repeat(ri, reps).astype(np.int64), np.repeat(rj, reps).astype(np.int64)
+    ua, ub = st.keep(G, C)                              # 1. keep (excess copies too)
     rng = None if seed is None else np.random.default_rng(seed)
     if rng is not None:
         perm = rng.permutation(len(ua))
@@ -114,8 +110,8 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
     status, U = st.PAUSED, len(ua)                      # 2. insert
     while status == st.PAUSED:
         wk[2] = work.deadline is not None and time.monotonic() > work.deadline
-        status, U = st.insert(G, ua, ub, U, max_states, GUARD_STATES, direct_first,
-                              rng is not None, _rng(rng), wk, chunk, moves)
+        status, U = st.insert(G, ua, ub, U, max_states, GUARD_STATES, direct_first, rng,
+                              wk, chunk, moves)
     if status == st.FAILED:
         work.used = int(wk[0])
         return None
@@ -131,15 +127,3 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
     X[m_, s_, G[0][m_, s_]] = 1
     return list(X)
 
-
-_UNUSED = []
-
-
-def _rng(rng):
-    """The Generator to pass to the compiled code (a fixed unused one when there is none:
-    numba needs an object of that type)."""
-    if rng is None:
-        if not _UNUSED:
-            _UNUSED.append(np.random.default_rng(0))
-        return _UNUSED[0]
-    return rng

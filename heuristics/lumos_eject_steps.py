@@ -24,23 +24,36 @@ def spent(wk):
 
 @njit
 def keep(G, C):
-    """Step 1: every old circuit whose Pod pair C still needs (excess copies too)."""
-    old = G[2]
+    """Step 1: every old circuit whose Pod pair C still needs (excess copies too); returns
+    the units still missing, (ua, ub) with ua < ub, row by row, each as often as missing."""
+    old, cnt = G[2], G[4]
     M, n = old.shape
     for m in range(M):
         for s in range(n):
             t = old[m, s]
             if t >= 0 and C[s, t] > 0:
                 put(G, m, s, t)
+    U = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            U += max(C[i, j] - cnt[i, j], 0)
+    ua, ub = np.empty(U, np.int64), np.empty(U, np.int64)
+    U = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            for _ in range(C[i, j] - cnt[i, j]):
+                ua[U], ub[U] = i, j
+                U += 1
+    return ua, ub
 
 
 @njit
-def _most_constrained(G, ua, ub, U, direct_first, use_rng, rng, FO, FI, use_tx, use_rx, spot):
+def _most_constrained(G, ua, ub, U, direct_first, rng, FO, FI, use_tx, use_rx, spot):
     """The index k of the unit (ua[k], ub[k]) with the fewest places where both ports are
     free (excess copies count as free; ``direct_first``: the fewest among units that have
-    one; ties: the first, or a random one with ``use_rng``), and whether it has a place.
+    one; ties: the first, or a random one with a Generator ``rng``), and whether it has a place.
     If it has, ``spot`` = the place that blocks the fewest places of the units (key: kept,
-    drops, places blocked, then a random draw with ``use_rng``) as a move; else
+    drops, places blocked, then a random draw with ``rng``) as a move; else
     use_tx/use_rx = the number of the units' places on each Tx and Rx port (to break
     ties of chains)."""
     out, inn, old, cap, cnt = G[0], G[1], G[2], G[3], G[4]
@@ -63,13 +76,10 @@ def _most_constrained(G, ua, ub, U, direct_first, use_rng, rng, FO, FI, use_tx, 
         for m in range(M):
             c += int(FO[m, a] and FI[m, b]) + int(FO[m, b] and FI[m, a])
         pri[k] = c if (c > 0 or not direct_first) else 1 << 20
-    k = 0
-    if use_rng:
-        lo = pri.min()
-        ties = np.flatnonzero(pri == lo)
+    k = np.argmin(pri)
+    if rng is not None:                             # (pruned at compile time when None)
+        ties = np.flatnonzero(pri == pri[k])
         k = ties[rng.integers(0, len(ties))]
-    else:
-        k = np.argmin(pri)
     a, b = ua[k], ub[k]
     has = False
     for m in range(M):
@@ -110,7 +120,9 @@ def _most_constrained(G, ua, ub, U, direct_first, use_rng, rng, FO, FI, use_tx, 
                     and cnt[s, o] - 2 < cap[s, o]:
                 continue                            # both copies of one pair: not both excess
             k0, k2 = -int(old[m, s] == t), use_tx[m, s] + use_rx[m, t]
-            k3 = rng.random() if use_rng else 0.0
+            k3 = 0.0
+            if rng is not None:
+                k3 = rng.random()
             if not found or k0 < b0 or (k0 == b0 and (nd < b1 or (nd == b1 and (
                     k2 < b2 or (k2 == b2 and k3 < b3))))):
                 found, b0, b1, b2, b3 = True, k0, nd, k2, k3
@@ -121,7 +133,7 @@ def _most_constrained(G, ua, ub, U, direct_first, use_rng, rng, FO, FI, use_tx, 
 
 
 @njit
-def insert(G, ua, ub, U, max_states, guard_states, direct_first, use_rng, rng, wk, chunk,
+def insert(G, ua, ub, U, max_states, guard_states, direct_first, rng, wk, chunk,
            moves):
     """Step 2 for the U units (ua[k], ub[k]) not placed yet, most constrained first; once
     the budget is spent, the rest in list order by chains of ``guard_states`` states and
@@ -144,7 +156,7 @@ def insert(G, ua, ub, U, max_states, guard_states, direct_first, use_rng, rng, w
             return PAUSED, U
         done += 1
         wk[0] += SELECT_WORK[0] + M * (U + n) // SELECT_WORK[1]
-        k, has = _most_constrained(G, ua, ub, U, direct_first, use_rng, rng, FO, FI,
+        k, has = _most_constrained(G, ua, ub, U, direct_first, rng, FO, FI,
                                    use_tx, use_rx, moves[0])
         a, b = ua[k], ub[k]
         ua[k:U - 1] = ua[k + 1:U].copy()

@@ -192,17 +192,19 @@ def group_bound(C_h: np.ndarray, old: np.ndarray, old_odd: np.ndarray) -> int:
 
 def _rewiring(parts, old, old_odd) -> int:
     """Eq. (7) for one group: even OCS m carries X, odd OCS m carries X^T."""
-    return int(sum(np.abs(X - U).sum() + np.abs(X.T - V).sum()
-                   for X, U, V in zip(parts, old, old_odd)))
+    X = np.asarray(parts)
+    return int(np.abs(X - old).sum() + np.abs(np.transpose(X, (0, 2, 1)) - old_odd).sum())
 
 
 def _realizes(parts, C_h) -> bool:
     """Defensive check of an assignment: partial permutations, no self-circuit, sum
     X + X^T = C_h."""
-    S = sum(parts)
-    return bool(np.array_equal(S + S.T, C_h) and all(
-        X.min() >= 0 and X.sum(0).max() <= 1 and X.sum(1).max() <= 1 and not np.diag(X).any()
-        for X in parts))
+    X = np.asarray(parts)
+    S = X.sum(axis=0)
+    d = np.arange(X.shape[1])
+    return bool(np.array_equal(S + S.T, C_h) and X.min(initial=0) >= 0
+                and X.sum(axis=1).max(initial=0) <= 1 and X.sum(axis=2).max(initial=0) <= 1
+                and not X[:, d, d].any())
 
 
 PARALLEL_MIN_PODS = 32        # below this, process start-up costs more than it saves

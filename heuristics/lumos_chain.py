@@ -23,13 +23,33 @@ LOG_ROWS = 4096             # journal bound: one re-keep attempt writes at most 
 MOVE_COLS = 13
 
 
-def new_group(C: np.ndarray, old_out: np.ndarray) -> tuple:
-    """An empty assignment of a group with capacities C (n, n) and old Rx ``old_out`` (M, n)."""
-    M, n = old_out.shape
-    return (np.full((M, n), -1, np.int64), np.full((M, n), -1, np.int64),
-            np.ascontiguousarray(old_out, np.int64), np.ascontiguousarray(C, np.int64),
+@njit
+def new_group(C, old):
+    """An empty assignment of a group with capacities C (n, n) and old 0/1 matrices ``old``
+    (M, n, n)."""
+    M, n = old.shape[0], old.shape[1]
+    old_out = np.full((M, n), -1, np.int64)
+    for m in range(M):
+        for s in range(n):
+            for t in range(n):
+                if old[m, s, t]:
+                    old_out[m, s] = t
+    return (np.full((M, n), -1, np.int64), np.full((M, n), -1, np.int64), old_out, C.copy(),
             np.zeros((n, n), np.int64), np.zeros(3, np.int64), np.zeros((LOG_ROWS, 4), np.int64),
             np.zeros(M * n * n, np.int64), np.zeros((n, n), np.int64))
+
+
+@njit
+def matrices(G):
+    """The assignment as (M, n, n) 0/1 matrices."""
+    out = G[0]
+    M, n = out.shape
+    X = np.zeros((M, n, n), np.int64)
+    for m in range(M):
+        for s in range(n):
+            if out[m, s] >= 0:
+                X[m, s, out[m, s]] = 1
+    return X
 
 
 def move_buffer(n: int, max_depth: int = 40) -> np.ndarray:

@@ -45,6 +45,7 @@ other assignments.
 """
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -90,20 +91,16 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
     ``direct_first``: the insertion order; ``work``: the work budget of the module
     docstring (None: unlimited; share one Work between the runs of a group)."""
     from heuristics import lumos_eject_steps as st
-    from heuristics.lumos_chain import move_buffer, new_group
-    C = np.ascontiguousarray(C, dtype=np.int64)
-    old = np.asarray(old, dtype=np.int64)
-    M, n = old.shape[0], old.shape[1]
-    old_out = np.full((M, n), -1, dtype=np.int64)
-    m_, s_ = np.nonzero(old.any(axis=2))
-    old_out[m_, s_] = old[m_, s_].argmax(axis=1)
-    G = new_group(C, old_out)
+    from heuristics.lumos_chain import matrices, move_buffer, new_group
+    C = np.asarray(C, dtype=np.int64)
+    G = new_group(C, np.asarray(old, dtype=np.int64))
+    n = len(C)
     work = Work() if work is None else work
     wk = np.array([work.used, NO_LIMIT if work.limit is None else work.limit, 0], np.int64)
     chunk = NO_LIMIT if work.deadline is None else 1    # read the clock between units
     moves = move_buffer(n)
     ua, ub = st.keep(G, C)                              # 1. keep (excess copies too)
-    rng = None if seed is None else np.random.default_rng(seed)
+    rng = None if seed is None else _generator(seed)
     if rng is not None:
         perm = rng.permutation(len(ua))
         ua, ub = ua[perm], ub[perm]
@@ -122,8 +119,19 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
             wk[2] = work.deadline is not None and time.monotonic() > work.deadline
             status = st.rekeep(G, rekeep_states, rounds, pos, wk, chunk, moves)
     work.used = int(wk[0])
-    X = np.zeros((M, n, n), dtype=np.int64)
-    m_, s_ = np.nonzero(G[0] >= 0)
-    X[m_, s_, G[0][m_, s_]] = 1
-    return list(X)
+    return list(matrices(G))
 
+
+_LOCAL = threading.local()
+
+
+def _generator(seed: int) -> np.random.Generator:
+    """np.random.default_rng(seed), as the same Generator object of this thread re-seeded
+    (its stream is the same): numba types and unboxes a new Generator object slowly
+    (about 35 us, a tenth of a run at P = 16)."""
+    gen = getattr(_LOCAL, "gen", None)
+    if gen is None:
+        gen = _LOCAL.gen = np.random.default_rng(seed)
+    else:
+        gen.bit_generator.state = np.random.PCG64(seed).state
+    return gen

@@ -45,6 +45,7 @@ other assignments.
 """
 from __future__ import annotations
 
+import functools
 import threading
 import time
 
@@ -127,11 +128,16 @@ _LOCAL = threading.local()
 
 def _generator(seed: int) -> np.random.Generator:
     """np.random.default_rng(seed), as the same Generator object of this thread re-seeded
-    (its stream is the same): numba types and unboxes a new Generator object slowly
-    (about 35 us, a tenth of a run at P = 16)."""
+    (its stream is the same): numba types and unboxes a new Generator object slowly, and
+    seeding takes a while (together about 60 us, a fifth of a run at P = 16)."""
     gen = getattr(_LOCAL, "gen", None)
     if gen is None:
         gen = _LOCAL.gen = np.random.default_rng(seed)
     else:
-        gen.bit_generator.state = np.random.PCG64(seed).state
+        gen.bit_generator.state = _seeded_state(seed)
     return gen
+
+
+@functools.lru_cache(maxsize=64)
+def _seeded_state(seed: int) -> dict:
+    return np.random.PCG64(seed).state            # the setter copies it

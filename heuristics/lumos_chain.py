@@ -35,7 +35,7 @@ def new_group(C, old):
                 if old[m, s, t]:
                     old_out[m, s] = t
     return (np.full((M, n), -1, np.int64), np.full((M, n), -1, np.int64), old_out, C.copy(),
-            np.zeros((n, n), np.int64), np.zeros(3, np.int64), np.zeros((LOG_ROWS, 4), np.int64),
+            np.zeros((n, n), np.int64), np.zeros(3, np.int64), np.empty((LOG_ROWS, 4), np.int64),
             np.zeros(M * n * n, np.int64), np.zeros((n, n), np.int64))
 
 

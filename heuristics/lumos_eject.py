@@ -34,14 +34,22 @@ Each search expands at most ``max_states`` states of O(K) moves each (bounded lo
 search), so the whole is polynomial. Steps 1-4 run compiled (numba, issue 17 item 2:
 heuristics.lumos_eject_steps and heuristics.lumos_chain, imported on the first call; the
 machine code is cached on disk); they give the same assignments as the former Python
-code (tests/heuristics/ref_lumos_eject.py, the test reference), seeds included. Work
-budget (``work``, a :class:`Work` shared by the runs of a group; it replaces a
-wall-clock guard whose results depended on the machine's load): once it is spent, the remaining units are placed in list order (no most-
-constrained selection, whose cost grows with the square of the number of units) by
-chains of at most ``GUARD_STATES`` states, 0 = the Konig fallback alone (short chains
-in list order rewired more in a trial at P = 128), and step 4 is skipped or stopped. If
-a unit cannot be placed (not expected) the function returns None and MDMCF uses its
-other assignments.
+code (tests/heuristics/ref_lumos_eject.py, the test reference), seeds included; the
+first call of a fresh checkout compiles them (about 25 s, 4 s more for the first seeded
+run), later processes load them (about 0.3 s).
+
+Work budget (``work``, a :class:`Work` shared by the runs of a group; it replaces a
+wall-clock guard whose results depended on the machine's load): it counts work units
+(chain states, selections, re-keep attempts), never the clock, with the same units and
+weights as the Python code had, so a budget cuts at the same place. The compiled code
+checks it before each unit and each re-keep attempt; once it is spent, the remaining
+units are placed in list order (no most-constrained selection, whose cost grows with the
+square of the number of units) by chains of at most ``GUARD_STATES`` states, 0 = the
+Konig fallback alone (short chains in list order rewired more in a trial at P = 128),
+and step 4 is skipped or stopped. Only under a user time limit (``Work.deadline``) do
+the compiled steps return after every unit or attempt, so that the clock is read
+between them, as before. If a unit cannot be placed (not expected) the function returns
+None and MDMCF uses its other assignments.
 """
 from __future__ import annotations
 

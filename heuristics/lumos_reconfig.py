@@ -24,9 +24,10 @@ Per OCS group h, independently (spec 2.3, 2.5):
    (``direct_first``) and the final re-keep pass of lumos_eject runs only at P < 64
    (its cost grows with the number of lost circuits). A group stops trying candidates
    once one meets :func:`group_bound`, a lower bound on its eq. (7). Work budget: the
-   ejection chains of a group may do ``eject_work`` units of work (heuristics.lumos_chain
-   .Work: chain states, selections, re-keep attempts; about 12 us each at P = 128) per
-   OCS port (P K) and run, default 4; once spent, the group's eject run places the
+   ejection chains of a group may do ``eject_work`` units of work (heuristics.lumos_eject
+   .Work: chain states, selections, re-keep attempts; the chains are numba-compiled, the
+   units and their weights are those of the former Python code, so a budget cuts at the
+   same place) per OCS port (P K) and run, default 4; once spent, the group's eject run places the
    remaining units by the Konig swap only (no chain search, no re-keep) and no further
    restart starts, so the group keeps the best of FindConnection / keep-and-insert / its
    runs. The budget is the same for every group, so the result does not depend on the
@@ -98,7 +99,11 @@ def old_even(inst: ReconfigInstance, h: int, parity: int = 0) -> np.ndarray:
 
 def default_restarts(P: int) -> int:
     """Extra runs of the ejection-chain assignment per group (step 4), by fabric size
-    (the trade-off: module docstring)."""
+    (the trade-off: module docstring). Kept at 5 for P <= 16 once the chains were compiled
+    (issue 17 item 2; on the proven ITV-ILP optima of results/lumos_reconfig_quality.md,
+    ring churn: 5 -> worst 1.12x at about 2.5x ITV-MCF's median time at 16 Pods, 8 ->
+    1.094x at 3.3x, 16 -> 1.094x at 5x, 32 -> 1.069x at 8x; no count meets both 1.03x
+    and 3x, and 5 is the most that stays within 3x)."""
     return 5 if P <= 16 else 1 if P <= 32 else 0
 
 
@@ -122,7 +127,7 @@ EXACT_FULL_PODS = 12          # its unfixed ILP (step 3 of lumos_exact) up to th
 
 def group_work(P: int, K: int, runs: int, eject_work: float | None = EJECT_WORK) -> int | None:
     """Work budget of the ``runs`` ejection-chain runs of one group, in the units of
-    heuristics.lumos_chain.Work: ``eject_work`` per OCS port of the group (P K) and run
+    heuristics.lumos_eject.Work: ``eject_work`` per OCS port of the group (P K) and run
     (None or 0: unlimited). Decision: the default 4 is about 2.5 times the most the
     benchmark's churn needs per run at P = 128 (1.5) and above what ring churn 0.3 needs
     there (3.1), so those results are the unlimited ones; full ring churn needs about 12

@@ -60,7 +60,6 @@ import time
 import numpy as np
 
 GUARD_STATES = 0            # chain search bound once the budget is spent (Konig only)
-NO_LIMIT = 1 << 62
 
 
 class Work:
@@ -105,28 +104,23 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
     G = new_group(C, np.asarray(old, dtype=np.int64))
     n = len(C)
     work = Work() if work is None else work
-    wk = np.array([work.used, NO_LIMIT if work.limit is None else work.limit, 0], np.int64)
-    chunk = NO_LIMIT if work.deadline is None else 1    # read the clock between units
+    wk = np.array([work.used, st.NO_LIMIT if work.limit is None else work.limit, 0], np.int64)
+    chunk = st.NO_LIMIT if work.deadline is None else 1    # read the clock between units
     moves = move_buffer(n)
     ua, ub = st.keep(G, C)                              # 1. keep (excess copies too)
-    rng = None if seed is None else _generator(seed)
-    if rng is not None:
+    rng = _generator(seed)
+    if seed is not None:
         perm = rng.permutation(len(ua))
         ua, ub = ua[perm], ub[perm]
-    status, U = st.PAUSED, len(ua)                      # 2. insert
-    while status == st.PAUSED:
+    pos, status = np.array([0, len(ua), 0, 0, 0], np.int64), st.PAUSED
+    while status == st.PAUSED:                          # 2.-4.
         wk[2] = work.deadline is not None and time.monotonic() > work.deadline
-        status, U = st.insert(G, ua, ub, U, max_states, GUARD_STATES, direct_first, rng,
-                              wk, chunk, moves)
+        status = st.run(G, ua, ub, pos, max_states, GUARD_STATES, direct_first,
+                        seed is not None, rng, rekeep_states, rounds if improve else 0, wk,
+                        chunk, moves)
     if status == st.FAILED:
         work.used = int(wk[0])
         return None
-    st.drop_excess(G)                                   # 3.
-    if improve:                                         # 4.
-        pos, status = np.zeros(3, np.int64), st.PAUSED
-        while status == st.PAUSED:
-            wk[2] = work.deadline is not None and time.monotonic() > work.deadline
-            status = st.rekeep(G, rekeep_states, rounds, pos, wk, chunk, moves)
     work.used = int(wk[0])
     return list(matrices(G))
 
@@ -134,14 +128,15 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
 _LOCAL = threading.local()
 
 
-def _generator(seed: int) -> np.random.Generator:
+def _generator(seed: int | None) -> np.random.Generator:
     """np.random.default_rng(seed), as the same Generator object of this thread re-seeded
     (its stream is the same): numba types and unboxes a new Generator object slowly, and
-    seeding takes a while (together about 60 us, a fifth of a run at P = 16)."""
+    seeding takes a while (together about 60 us, a fifth of a run at P = 16). Seed None:
+    that Generator as it is (the compiled code takes one, and draws nothing from it)."""
     gen = getattr(_LOCAL, "gen", None)
     if gen is None:
         gen = _LOCAL.gen = np.random.default_rng(seed)
-    else:
+    elif seed is not None:
         gen.bit_generator.state = _seeded_state(seed)
     return gen
 

@@ -14,6 +14,7 @@ import numpy as np
 from heuristics.lumos_chain import apply, commit, drop, excess, mark, njit, place, put, undo
 
 OK, FAILED, PAUSED = 0, 1, 2
+NO_LIMIT = 1 << 62          # chunk: no pause
 SELECT_WORK = (4, 256)      # a most-constrained selection of U units: 4 + M (U + n) / 256
 
 
@@ -48,12 +49,13 @@ def keep(G, C):
 
 
 @njit
-def _most_constrained(G, ua, ub, U, direct_first, rng, FO, FI, use_tx, use_rx, spot):
+def _most_constrained(G, ua, ub, U, direct_first, use_rng, rng, FO, FI, use_tx, use_rx,
+                      spot):
     """The index k of the unit (ua[k], ub[k]) with the fewest places where both ports are
     free (excess copies count as free; ``direct_first``: the fewest among units that have
-    one; ties: the first, or a random one with a Generator ``rng``), and whether it has a place.
+    one; ties: the first, or with ``use_rng`` a random one drawn from ``rng``), and whether it has a place.
     If it has, ``spot`` = the place that blocks the fewest places of the units (key: kept,
-    drops, places blocked, then a random draw with ``rng``) as a move; else
+    drops, places blocked, then with ``use_rng`` a random draw) as a move; else
     use_tx/use_rx = the number of the units' places on each Tx and Rx port (to break
     ties of chains)."""
     out, inn, old, cap, cnt = G[0], G[1], G[2], G[3], G[4]
@@ -77,7 +79,7 @@ def _most_constrained(G, ua, ub, U, direct_first, rng, FO, FI, use_tx, use_rx, s
             c += int(FO[m, a] and FI[m, b]) + int(FO[m, b] and FI[m, a])
         pri[k] = c if (c > 0 or not direct_first) else 1 << 20
     k = np.argmin(pri)
-    if rng is not None:                             # (pruned at compile time when None)
+    if use_rng:
         ties = np.flatnonzero(pri == pri[k])
         k = ties[rng.integers(0, len(ties))]
     a, b = ua[k], ub[k]
@@ -121,7 +123,7 @@ def _most_constrained(G, ua, ub, U, direct_first, rng, FO, FI, use_tx, use_rx, s
                 continue                            # both copies of one pair: not both excess
             k0, k2 = -int(old[m, s] == t), use_tx[m, s] + use_rx[m, t]
             k3 = 0.0
-            if rng is not None:
+            if use_rng:
                 k3 = rng.random()
             if not found or k0 < b0 or (k0 == b0 and (nd < b1 or (nd == b1 and (
                     k2 < b2 or (k2 == b2 and k3 < b3))))):
@@ -133,7 +135,7 @@ def _most_constrained(G, ua, ub, U, direct_first, rng, FO, FI, use_tx, use_rx, s
 
 
 @njit
-def insert(G, ua, ub, U, max_states, guard_states, direct_first, rng, wk, chunk,
+def insert(G, ua, ub, U, max_states, guard_states, direct_first, use_rng, rng, wk, chunk,
            moves):
     """Step 2 for the U units (ua[k], ub[k]) not placed yet, most constrained first; once
     the budget is spent, the rest in list order by chains of ``guard_states`` states and
@@ -156,7 +158,7 @@ def insert(G, ua, ub, U, max_states, guard_states, direct_first, rng, wk, chunk,
             return PAUSED, U
         done += 1
         wk[0] += SELECT_WORK[0] + M * (U + n) // SELECT_WORK[1]
-        k, has = _most_constrained(G, ua, ub, U, direct_first, rng, FO, FI,
+        k, has = _most_constrained(G, ua, ub, U, direct_first, use_rng, rng, FO, FI,
                                    use_tx, use_rx, moves[0])
         a, b = ua[k], ub[k]
         ua[k:U - 1] = ua[k + 1:U].copy()
@@ -243,4 +245,27 @@ def rekeep(G, rekeep_states, rounds, pos, wk, chunk, moves):
             pos[0] = rounds
             break
         pos[0], pos[1], pos[2] = pos[0] + 1, 0, 0
+    return OK
+
+
+@njit
+def run(G, ua, ub, pos, max_states, guard_states, direct_first, use_rng, rng, rekeep_states,
+        rounds, wk, chunk, moves):
+    """Steps 2-4 in one compiled entry (one copy of the chain search to compile); ``pos``
+    = [step: 0 insert, 1 re-keep, 2 done; units left; the ``rekeep`` position]; rounds = 0:
+    no step 4. With a finite ``chunk`` it also pauses between steps 2 and 4."""
+    if pos[0] == 0:
+        status, U = insert(G, ua, ub, pos[1], max_states, guard_states, direct_first,
+                           use_rng, rng, wk, chunk, moves)
+        pos[1] = U
+        if status != OK:
+            return status
+        drop_excess(G)
+        pos[0] = 1
+        if chunk < NO_LIMIT:
+            return PAUSED
+    if pos[0] == 1:
+        if rekeep(G, rekeep_states, rounds, pos[2:], wk, chunk, moves) == PAUSED:
+            return PAUSED
+        pos[0] = 2
     return OK

@@ -32,7 +32,7 @@ that order of decisions. This module decides orientation and OCS together:
 
 Each search expands at most ``max_states`` states of O(K) moves each (bounded local
 search), so the whole is polynomial. Steps 1-4 run compiled (numba, issue 17 item 2:
-heuristics.lumos_eject_steps and heuristics.lumos_chain, imported on the first call; the
+heuristics.lumos_eject_steps, lumos_chain and lumos_konig, imported on the first call; the
 machine code is cached on disk); they give the same assignments as the former Python
 code (tests/heuristics/ref_lumos_eject.py, the test reference), seeds included; the
 first call of a fresh checkout compiles them (about 25 s, 4 s more for the first seeded

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from heuristics.lumos_chain import apply, commit, drop, excess, mark, njit, place, put, undo
+from heuristics.lumos_chain import apply, commit, drop, excess, mark, njit, put, undo
+from heuristics.lumos_konig import place
 
 OK, FAILED, PAUSED = 0, 1, 2
 NO_LIMIT = 1 << 62          # chunk: no pause

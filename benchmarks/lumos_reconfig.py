@@ -104,7 +104,7 @@ def _churn_report(df: pd.DataFrame) -> list[str]:
             "Rings sequences at P = 128 (seed 128) with the given share of the rings replaced per step "
             f"(the table above: 0.1), {df.step.nunique()} reconfigurations each, MDMCF with the "
             "ejection chains' work budget (option `eject_work`, default 4 units per OCS port "
-            "and run, about 12 us each here; once a group's budget is spent its remaining units "
+            "and run, counted in chain states, selections and re-keep attempts; once a group's budget is spent its remaining units "
             "are placed by Konig swaps alone and no further restart runs) and without it "
             "(`eject_work=0`). The budget counts work, not seconds, so both rows are the same "
             "on any machine under any load; only the times differ. The issue's < 2 s target "

@@ -300,10 +300,12 @@ def _report(df: pd.DataFrame, sp: pd.DataFrame, tr: pd.DataFrame, quick: bool,
             "On the job-churn steps every group meets "
             "group_bound (a lower bound), so both are provably optimal there.", "",
             "Speed: ITV-MCF is an Euler orientation and a few compiled min-cost flows per "
-            "group; even one ejection-chain run (Python) takes 2-4x its time on ring churn "
-            "(table below), so no variant with the chains meets 3x at 16 Pods on ring "
-            "churn; `--option restarts=0` is the fast setting. On job churn MDMCF stops at "
-            "group_bound and meets 3x.", "",
+            "group; MDMCF adds the keep-and-insert candidate and 1 + restarts ejection-chain "
+            "runs per group, compiled with numba (heuristics.lumos_chain; the machine code "
+            "is cached on disk, and the first run of a fresh checkout compiles it, about "
+            "half a minute, which the medians of several runs leave out); "
+            "`--option restarts=0` is the fast setting. On job churn MDMCF usually stops at "
+            "group_bound after its first candidates.", "",
             "## Per fabric", "", md_table(by, ".4g"), "",
             "## Speed at 8 and 16 Pods (K_leaf = K_spine = 16, H = 16; the main benchmark's "
             f"sequences, {SPEED_STEPS} steps, old = MDMCF's trajectory)", "",

@@ -31,23 +31,60 @@ that order of decisions. This module decides orientation and OCS together:
    re-inserted by chains; the move stays only if more old circuits are kept.
 
 Each search expands at most ``max_states`` states of O(K) moves each (bounded local
-search), so the whole is polynomial. Work budget (``work``, a :class:`Work` shared by the
-runs of a group; it replaces a wall-clock guard whose results depended on the machine's
-load): once it is spent, the remaining units are placed in list order (no most-
-constrained selection, whose cost grows with the square of the number of units) by
-chains of at most ``GUARD_STATES`` states, 0 = the Konig fallback alone (short chains
-in list order rewired more in a trial at P = 128), and step 4 is skipped or stopped. If
-a unit cannot be placed (not expected) the function returns None and MDMCF uses its
-other assignments.
+search), so the whole is polynomial. Steps 1-4 run compiled (numba, issue 17 item 2:
+heuristics.lumos_eject_steps, lumos_chain and lumos_konig, imported on the first call; the
+machine code is cached on disk); they give the same assignments as the former Python
+code (tests/heuristics/ref_lumos_eject.py, the test reference), seeds included; the
+first call of a fresh checkout compiles them (about 25 s, 4 s more for the first seeded
+run), later processes load them (about 0.3 s).
+
+Work budget (``work``, a :class:`Work` shared by the runs of a group; it replaces a
+wall-clock guard whose results depended on the machine's load): it counts work units
+(chain states, selections, re-keep attempts), never the clock, with the same units and
+weights as the Python code had, so a budget cuts at the same place. The compiled code
+checks it before each unit and each re-keep attempt; once it is spent, the remaining
+units are placed in list order (no most-constrained selection, whose cost grows with the
+square of the number of units) by chains of at most ``GUARD_STATES`` states, 0 = the
+Konig fallback alone (short chains in list order rewired more in a trial at P = 128),
+and step 4 is skipped or stopped. Only under a user time limit (``Work.deadline``) do
+the compiled steps return after every unit or attempt, so that the clock is read
+between them, as before. If a unit cannot be placed (not expected) the function returns
+None and MDMCF uses its other assignments.
 """
 from __future__ import annotations
 
+import functools
+import threading
+import time
+
 import numpy as np
 
-from heuristics.lumos_chain import Group, Work
-
 GUARD_STATES = 0            # chain search bound once the budget is spent (Konig only)
-SELECT_WORK = (4, 256)      # a most-constrained selection of U units: 4 + M (U + n) / 256
+
+
+class Work:
+    """The deterministic work budget of the ejection chains of one group, shared by its
+    runs (restarts), in chain-search states expanded (each O(K) moves): one per state,
+    one per re-keep attempt, and per most-constrained selection of U units 4 + M (U + n)
+    / 256 (lumos_eject_steps.SELECT_WORK). Decision: a unit that costs nothing to count
+    and does not depend on the machine; the weights were measured on the former Python
+    code (about 12 us each at P = 128) and kept with the compiled code, so that a budget
+    gives the same result as before. ``spent`` once ``used`` reaches ``limit`` (None:
+    unlimited) or, only when a user time limit set ``deadline`` (a time.monotonic()
+    value), once that has passed (read between units and re-keep attempts)."""
+
+    __slots__ = ("limit", "used", "deadline")
+
+    def __init__(self, limit: int | None = None, deadline: float | None = None):
+        self.limit, self.used, self.deadline = limit, 0, deadline
+
+    def charge(self, n: int) -> None:
+        self.used += n
+
+    @property
+    def spent(self) -> bool:
+        return (self.limit is not None and self.used >= self.limit) or \
+            (self.deadline is not None and time.monotonic() > self.deadline)
 
 
 def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
@@ -58,166 +95,52 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
     0/1 matrices are ``old`` (M, P, P), choosing orientation and OCS per unit; returns M
     directed partial permutations with sum X + X^T = C, or None if a unit found no place
     (then use another assignment). ``max_states``/``rekeep_states``: bound of each chain
-    search in steps 2/4; ``rounds``: passes of step 4 (``improve``); ``seed``/``direct_first``: the insertion order; ``work``:
-    the work budget of the module docstring (None: unlimited; share one Work between the
-    runs of a group)."""
+    search in steps 2/4; ``rounds``: passes of step 4 (``improve``); ``seed``/
+    ``direct_first``: the insertion order; ``work``: the work budget of the module
+    docstring (None: unlimited; share one Work between the runs of a group)."""
+    from heuristics import lumos_eject_steps as st
+    from heuristics.lumos_chain import matrices, move_buffer, new_group
     C = np.asarray(C, dtype=np.int64)
-    g = _new_group(C, old, work)
-    for m in range(g.M):                                # 1. keep (excess copies too)
-        for s, t in enumerate(g.old[m]):
-            if t >= 0 and C[s, t] > 0:
-                g.put(m, s, t)
-    R = np.triu(C - np.array(g.cnt), 1)
-    ri, rj = np.nonzero(R > 0)
-    units = [(int(i), int(j)) for i, j in zip(ri, rj) for _ in range(int(R[i, j]))]
-    rng = None if seed is None else np.random.default_rng(seed)
-    if rng is not None:
-        units = [units[k] for k in rng.permutation(len(units))]
-    if not _insert(g, units, max_states, rng, direct_first):    # 2. insert
+    G = new_group(C, np.asarray(old, dtype=np.int64))
+    n = len(C)
+    work = Work() if work is None else work
+    wk = np.array([work.used, st.NO_LIMIT if work.limit is None else work.limit, 0], np.int64)
+    chunk = st.NO_LIMIT if work.deadline is None else 1    # read the clock between units
+    moves = move_buffer(n)
+    ua, ub = st.keep(G, C)                              # 1. keep (excess copies too)
+    rng = _generator(seed)
+    if seed is not None:
+        perm = rng.permutation(len(ua))
+        ua, ub = ua[perm], ub[perm]
+    pos, status = np.array([0, len(ua), 0, 0, 0], np.int64), st.PAUSED
+    while status == st.PAUSED:                          # 2.-4.
+        wk[2] = work.deadline is not None and time.monotonic() > work.deadline
+        status = st.run(G, ua, ub, pos, max_states, GUARD_STATES, direct_first,
+                        seed is not None, rng, rekeep_states, rounds if improve else 0, wk,
+                        chunk, moves)
+    if status == st.FAILED:
+        work.used = int(wk[0])
         return None
-    g.track = False                                     # the masks are for step 2 only
-    _drop_excess(g)                                     # 3.
-    if improve:
-        _rekeep(g, rekeep_states, rounds)               # 4.
-    return _matrices(g)
+    work.used = int(wk[0])
+    return list(matrices(G))
 
 
-def _new_group(C: np.ndarray, old, work: Work | None) -> Group:
-    old = np.asarray(old, dtype=np.int64)
-    M, n = old.shape[0], old.shape[1]
-    old_out = np.full((M, n), -1, dtype=np.int64)
-    for m in range(M):
-        r, c = np.nonzero(old[m])
-        old_out[m, r] = c
-    return Group(C, old_out.tolist(), work)
+_LOCAL = threading.local()
 
 
-def _matrices(g: Group) -> list[np.ndarray]:
-    X = np.zeros((g.M, g.n, g.n), dtype=np.int64)
-    m, s = np.nonzero(np.array(g.out) >= 0)
-    X[m, s, np.array(g.out)[m, s]] = 1
-    return list(X)
+def _generator(seed: int | None) -> np.random.Generator:
+    """np.random.default_rng(seed), as the same Generator object of this thread re-seeded
+    (its stream is the same): numba types and unboxes a new Generator object slowly, and
+    seeding takes a while (together about 60 us, a fifth of a run at P = 16). Seed None:
+    that Generator as it is (the compiled code takes one, and draws nothing from it)."""
+    gen = getattr(_LOCAL, "gen", None)
+    if gen is None:
+        gen = _LOCAL.gen = np.random.default_rng(seed)
+    elif seed is not None:
+        gen.bit_generator.state = _seeded_state(seed)
+    return gen
 
 
-def _most_constrained(g: Group, units: np.ndarray, rng=None, direct_first: bool = False
-                      ) -> tuple[int, tuple]:
-    """The index k of the unit (row of the (U, 2) array ``units``) with the fewest places
-    where both ports are free (excess copies count as free); if it has one, also the
-    place that blocks the fewest places of the other units, as a move (m, s, t, None,
-    dropped excess copies), else the number of the units' places on each Tx and Rx port
-    ((M, n) arrays use_tx, use_rx), to break ties of chains."""
-    FO, FI = g.tx_free.copy(), g.rx_free.copy()        # a port held by an excess copy
-    M, n = FO.shape
-    for x, y in g.excess_pairs():                       # (pair above C) counts as free
-        for m in range(M):
-            for s, t in ((x, y), (y, x)):
-                if g.out[m][s] == t:
-                    FO[m, s] = FI[m, t] = True
-    ua, ub = units[:, 0], units[:, 1]
-    fwd, rev = FO[:, ua] & FI[:, ub], FO[:, ub] & FI[:, ua]      # (M, U)
-    n_places = fwd.sum(0) + rev.sum(0)
-    pri = np.where(n_places > 0, n_places, 1 << 20) if direct_first else n_places
-    if rng is None:
-        k = int(np.argmin(pri))
-    else:
-        k = int(rng.choice(np.flatnonzero(pri == pri.min())))
-    a, b = int(ua[k]), int(ub[k])
-    use_tx = np.zeros(M * n, np.int64)                 # other units' places on each port
-    use_rx = np.zeros(M * n, np.int64)
-    for d, src, dst in ((fwd, ua, ub), (rev, ub, ua)):
-        m_, k_ = np.nonzero(d)
-        use_tx += np.bincount(m_ * n + src[k_], minlength=M * n)
-        use_rx += np.bincount(m_ * n + dst[k_], minlength=M * n)
-    use_tx, use_rx = use_tx.reshape(M, n), use_rx.reshape(M, n)
-    if n_places[k] == 0:
-        return k, (use_tx, use_rx)
-    best = None
-    for m in range(M):
-        for s, t, ok in ((a, b, fwd[m, k]), (b, a, rev[m, k])):
-            if not ok:
-                continue
-            drops = []
-            o, i = g.out[m][s], g.inn[m][t]
-            if o >= 0:
-                drops.append((m, s, o))
-            if i >= 0 and (m, i, t) not in drops:
-                drops.append((m, i, t))
-            if len(drops) == 2 and {drops[0][1], drops[0][2]} == {drops[1][1], drops[1][2]} \
-                    and g.cnt[s][o] - 2 < g.cap[s][o]:
-                continue                                # both copies of one pair: not both excess
-            key = (-(g.old[m][s] == t), len(drops), int(use_tx[m, s] + use_rx[m, t]),
-                   0 if rng is None else rng.random())
-            if best is None or key < best[0]:
-                best = (key, (m, s, t, None, tuple(drops)))
-    return k, (use_tx, use_rx) if best is None else best[1]
-
-
-def _insert(g: Group, units: list, max_states: int, rng=None, direct_first=False) -> bool:
-    """Step 2 for the ``units`` (pairs) not placed yet."""
-    u = np.array(units, dtype=np.int64).reshape(-1, 2)
-    while len(u):
-        if g.work.spent:                                # the budget: Konig in list order
-            return all(g.place(a, b, GUARD_STATES) for a, b in u.tolist())
-        g.work.charge(SELECT_WORK[0] + g.M * (len(u) + g.n) // SELECT_WORK[1])
-        k, spot = _most_constrained(g, u, rng, direct_first)
-        a, b = u[k].tolist()
-        u = np.delete(u, k, axis=0)
-        if len(spot) == 5:
-            g.apply([spot])
-        elif not g.place(a, b, max_states, damage=spot):
-            return False
-    return True
-
-
-def _drop_excess(g: Group) -> None:
-    """Pairs still above C_ab lose copies, those not at their old place first."""
-    for kept_first in (False, True):
-        for m in range(g.M):
-            for s, t in enumerate(g.out[m]):
-                if t >= 0 and g.cnt[s][t] > g.cap[s][t] and (g.old[m][s] == t) == kept_first:
-                    g.drop(m, s, t)
-
-
-def _rekeep(g: Group, rekeep_states: int, rounds: int = 2) -> None:
-    """Step 4: return lost old circuits to their old place when that keeps more."""
-    for _ in range(rounds):
-        improved = False
-        for m in range(g.M):
-            for s, t in enumerate(g.old[m]):
-                if t < 0 or g.out[m][s] == t:
-                    continue
-                spot = _loose_copy(g, s, t)
-                if spot is None:
-                    continue
-                if g.work.spent:
-                    return
-                g.work.charge(1)
-                before = g.n_kept
-                g.mark()
-                g.drop(*spot)
-                ejected = []
-                if g.out[m][s] >= 0:
-                    ejected.append((m, s, g.out[m][s]))
-                if g.inn[m][t] >= 0 and (m, g.inn[m][t], t) not in ejected:
-                    ejected.append((m, g.inn[m][t], t))
-                for e in ejected:
-                    g.drop(*e)
-                g.put(m, s, t)
-                if all(g.place(e[1], e[2], rekeep_states, banned=e, fallback=False)
-                       for e in ejected) \
-                        and g.n_kept > before:
-                    improved = True
-                    g.commit()
-                else:
-                    g.undo()
-        if not improved:
-            break
-
-
-def _loose_copy(g: Group, a: int, b: int):
-    """A placed circuit between Pods a and b (either direction) that is not kept."""
-    for m in range(g.M):
-        for s, t in ((a, b), (b, a)):
-            if g.out[m][s] == t and g.old[m][s] != t:
-                return (m, s, t)
-    return None
+@functools.lru_cache(maxsize=64)
+def _seeded_state(seed: int) -> dict:
+    return np.random.PCG64(seed).state            # the setter copies it

@@ -24,9 +24,10 @@ Per OCS group h, independently (spec 2.3, 2.5):
    (``direct_first``) and the final re-keep pass of lumos_eject runs only at P < 64
    (its cost grows with the number of lost circuits). A group stops trying candidates
    once one meets :func:`group_bound`, a lower bound on its eq. (7). Work budget: the
-   ejection chains of a group may do ``eject_work`` units of work (heuristics.lumos_chain
-   .Work: chain states, selections, re-keep attempts; about 12 us each at P = 128) per
-   OCS port (P K) and run, default 4; once spent, the group's eject run places the
+   ejection chains of a group may do ``eject_work`` units of work (heuristics.lumos_eject
+   .Work: chain states, selections, re-keep attempts; the chains are numba-compiled, the
+   units and their weights are those of the former Python code, so a budget cuts at the
+   same place) per OCS port (P K) and run, default 4; once spent, the group's eject run places the
    remaining units by the Konig swap only (no chain search, no re-keep) and no further
    restart starts, so the group keeps the best of FindConnection / keep-and-insert / its
    runs. The budget is the same for every group, so the result does not depend on the
@@ -75,8 +76,7 @@ import numpy as np
 
 from heuristics.lumos_decompose import (find_connection, int_decompose, sym_decompose,
                                         sym_decompose_flow, sym_decompose_rewiring)
-from heuristics.lumos_chain import Work
-from heuristics.lumos_eject import eject_connection
+from heuristics.lumos_eject import Work, eject_connection
 from heuristics.lumos_exact import lp_guided, model_size
 from heuristics.lumos_kempe import kempe_connection
 from heuristics.lumos_refine import pair_refine
@@ -99,7 +99,11 @@ def old_even(inst: ReconfigInstance, h: int, parity: int = 0) -> np.ndarray:
 
 def default_restarts(P: int) -> int:
     """Extra runs of the ejection-chain assignment per group (step 4), by fabric size
-    (the trade-off: module docstring)."""
+    (the trade-off: module docstring). Kept at 5 for P <= 16 once the chains were compiled
+    (issue 17 item 2; on the proven ITV-ILP optima of results/lumos_reconfig_quality.md,
+    ring churn: 5 -> worst 1.12x at about 2.5x ITV-MCF's median time at 16 Pods, 8 ->
+    1.094x at 3.3x, 16 -> 1.094x at 5x, 32 -> 1.069x at 8x; no count meets both 1.03x
+    and 3x, and 5 is the most that stays within 3x)."""
     return 5 if P <= 16 else 1 if P <= 32 else 0
 
 
@@ -123,7 +127,7 @@ EXACT_FULL_PODS = 12          # its unfixed ILP (step 3 of lumos_exact) up to th
 
 def group_work(P: int, K: int, runs: int, eject_work: float | None = EJECT_WORK) -> int | None:
     """Work budget of the ``runs`` ejection-chain runs of one group, in the units of
-    heuristics.lumos_chain.Work: ``eject_work`` per OCS port of the group (P K) and run
+    heuristics.lumos_eject.Work: ``eject_work`` per OCS port of the group (P K) and run
     (None or 0: unlimited). Decision: the default 4 is about 2.5 times the most the
     benchmark's churn needs per run at P = 128 (1.5) and above what ring churn 0.3 needs
     there (3.1), so those results are the unlimited ones; full ring churn needs about 12
@@ -193,17 +197,19 @@ def group_bound(C_h: np.ndarray, old: np.ndarray, old_odd: np.ndarray) -> int:
 
 def _rewiring(parts, old, old_odd) -> int:
     """Eq. (7) for one group: even OCS m carries X, odd OCS m carries X^T."""
-    return int(sum(np.abs(X - U).sum() + np.abs(X.T - V).sum()
-                   for X, U, V in zip(parts, old, old_odd)))
+    X = np.asarray(parts)
+    return int(np.abs(X - old).sum() + np.abs(np.transpose(X, (0, 2, 1)) - old_odd).sum())
 
 
 def _realizes(parts, C_h) -> bool:
     """Defensive check of an assignment: partial permutations, no self-circuit, sum
     X + X^T = C_h."""
-    S = sum(parts)
-    return bool(np.array_equal(S + S.T, C_h) and all(
-        X.min() >= 0 and X.sum(0).max() <= 1 and X.sum(1).max() <= 1 and not np.diag(X).any()
-        for X in parts))
+    X = np.asarray(parts)
+    S = X.sum(axis=0)
+    d = np.arange(X.shape[1])
+    return bool(np.array_equal(S + S.T, C_h) and X.min(initial=0) >= 0
+                and X.sum(axis=1).max(initial=0) <= 1 and X.sum(axis=2).max(initial=0) <= 1
+                and not X[:, d, d].any())
 
 
 PARALLEL_MIN_PODS = 32        # below this, process start-up costs more than it saves

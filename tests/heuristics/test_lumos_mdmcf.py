@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from heuristics.lumos_chain import Work
-from heuristics.lumos_eject import eject_connection
+from heuristics.lumos_eject import Work, eject_connection
 from heuristics.lumos_reconfig import (EXACT_VARS, group_bound, itv_configure, old_even,
                                        split_group)
 from instances.lumos import Fabric, OcsConfig, ReconfigInstance

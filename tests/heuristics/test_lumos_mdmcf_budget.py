@@ -7,8 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from heuristics.lumos_chain import Work
-from heuristics.lumos_eject import eject_connection
+from heuristics.lumos_eject import Work, eject_connection
 from heuristics.lumos_reconfig import group_work, itv_configure, old_even
 from instances.lumos import Fabric, ReconfigInstance
 from instances.lumos_check import check_config

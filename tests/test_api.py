@@ -185,6 +185,9 @@ def test_batch_one_row_per_file_and_method():
     row = df[(df["instance"] == FILES[1]) & (df["method"] == "spectra-noeq")].iloc[0]
     assert row["objective"] == pytest.approx(one.objective)
     assert set(df.groupby("method")["gap"].mean().index) == {"spectra", "spectra-noeq"}
+    # text columns stay text: heuristics have no backend (""), not a float NaN
+    assert df["backend"].map(type).eq(str).all() and df["message"].map(type).eq(str).all()
+    assert df["gap"].dtype.kind == "f"
 
 
 def test_batch_default_methods_and_resume(tmp_path):

@@ -102,6 +102,18 @@ def solve(instance_or_path, method: str | None = None, **config) -> Record:
     return Record.from_record(run_task(data, source, method, cfg, want_solution="object"))
 
 
+def _read_runs(csv: Path):
+    """The batch CSV as a DataFrame; text columns (``outdir.TEXT_FIELDS``) stay text, an
+    empty cell "" rather than a float NaN (which would make an all-empty ``message`` a
+    float column)."""
+    import pandas as pd
+
+    from toolkit.outdir import TEXT_FIELDS
+
+    cols = pd.read_csv(csv, nrows=0).columns
+    return pd.read_csv(csv, converters={c: str for c in cols if c in TEXT_FIELDS})
+
+
 class BatchWarning(UserWarning):
     """A file or task a batch skipped (bad input, or a method declined it)."""
 
@@ -138,7 +150,7 @@ def batch(paths, methods=None, *, out: str | os.PathLike | None = None, workers:
         csv = Path(out) if out is not None else Path(tmp) / "runs.csv"
         rep = run_batch(paths, methods, cfg, csv, workers=workers, scheduler=scheduler,
                         progress=progress)
-        rows = pd.read_csv(csv) if csv.exists() else pd.DataFrame(columns=["run_key"])
+        rows = _read_runs(csv) if csv.exists() else pd.DataFrame(columns=["run_key"])
     rows = rows.drop_duplicates("run_key", keep="last").set_index("run_key", drop=False)
     keys = [k for k in rep.keys if k in rows.index]
     df = rows.loc[keys].reset_index(drop=True) if keys else \

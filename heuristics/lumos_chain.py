@@ -18,7 +18,9 @@ import numba
 import numpy as np
 
 njit = numba.njit(cache=True)
-LOG_ROWS = 4096             # journal bound: one re-keep attempt writes at most ~4 (2 + 2 * 41)
+LOG_ROWS = 4096             # journal bound: a re-keep attempt (the only journaled step) writes
+                            # <= 4 + 2 * 41 * 4 = 332 rows: two chains (no Konig fallback) of
+                            # <= 41 moves, each a put and up to three drops
 MOVE_COLS = 13
 
 

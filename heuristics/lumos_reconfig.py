@@ -139,7 +139,8 @@ def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: b
                 simd: str = "euler", refine: bool = False, deadline: float | None = None,
                 eject: bool = True, restarts: int | None = None, old_odd: np.ndarray | None = None,
                 eject_work: float | None = EJECT_WORK, eject_deadline: float | None = None,
-                exact_vars: int | None = None) -> list[np.ndarray]:
+                exact_vars: int | None = None, lns: float | None = None,
+                lns_ruin: int = 4, lns_kw: dict | None = None) -> list[np.ndarray]:
     """The K/2 directed partial permutations A^(m) for the even OCSes of one group;
     ``old_odd``: the odd OCSes' old matrices (default: the mirror, old^T), used to
     compare the candidates on eq. (7); ``eject_work``: work budget of the ejection chains
@@ -162,6 +163,9 @@ def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: b
             restarts = 0 if small else default_restarts(P)
         runs = eject_runs(P, restarts) if eject else []
         work = Work(group_work(P, K, len(runs), eject_work), eject_deadline)  # shared by the runs
+        if lns and runs:                # the large-neighbourhood search after the first run
+            runs[0] = dict(runs[0], lns_work=max(1, round(lns * P * K)), lns_ruin=lns_ruin,
+                           **(lns_kw or {}))
         cands += [lambda kw=kw: eject_connection(C_h, old, improve=P < 64, work=work, **kw)
                   for kw in runs]
         for k, make in enumerate(cands):
@@ -217,7 +221,8 @@ def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler
                   refine: bool = False, time_budget: float | None = None, eject: bool = True,
                   restarts: int | None = None, workers: int | None = None,
                   eject_work: float | None = EJECT_WORK, time_limit: float | None = None,
-                  exact_vars: int | None = None) -> OcsConfig:
+                  exact_vars: int | None = None, lns: float | None = None,
+                  lns_ruin: int = 4) -> OcsConfig:
     """ITV-MDMCF (``aware=True``) or ITV-MCF (``aware=False``) for a Cross-wired instance;
     ``eject``/``restarts``/``eject_work`` (per OCS port and run, see :func:`group_work`;
     None or 0: unlimited): step 4 of the module docstring (MDMCF only); ``exact_vars``: step
@@ -246,7 +251,7 @@ def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler
              refine, None if time_budget is None else t0 + time_budget * (h + 1) / fab.H,
              eject, restarts, old_even(inst, h, 1) if has_old else None, eject_work,
              None if time_limit is None else m0 + time_limit * (h // workers + 1) / slots,
-             exact_vars)
+             exact_vars, lns, lns_ruin)
             for h in range(fab.H)]
     results = None
     if workers > 1:

@@ -91,7 +91,8 @@ class Work:
 def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
                      rounds: int = 2, seed: int | None = None, direct_first: bool = False,
                      rekeep_states: int = 1000, work: Work | None = None,
-                     lns_work: int = 0, lns_ruin: int = 4, lns_states: int = 200, lns_temp: float = 0.0, lns_vary: bool = False
+                     lns_work: int = 0, lns_ruin: int = 4, lns_states: int = 200, lns_temp: float = 0.0, lns_vary: bool = False,
+                     lns_anykept: bool = False
                      ) -> list[np.ndarray] | None:
     """Split the undirected C (P x P, degree <= 2 * len(old)) over the even OCSes whose old
     0/1 matrices are ``old`` (M, P, P), choosing orientation and OCS per unit; returns M
@@ -128,7 +129,8 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
         from heuristics.lumos_lns import search, with_journal
         G = with_journal(G, lns_ruin)
         search(G, lns_ruin, lns_states, _generator(LNS_SEED if seed is None else seed),
-               np.array([0, lns_work, 0], np.int64), moves, lns_temp, lns_vary)
+               np.array([0, lns_work, 0], np.int64), moves, lns_temp, lns_vary,
+               lns_anykept)
     return list(matrices(G))
 
 

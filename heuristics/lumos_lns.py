@@ -41,7 +41,7 @@ def _add(ua, ub, U, x, y):
 
 
 @njit
-def search(G, ruin, max_states, rng, wk, moves, temp=0.0, vary=False):
+def search(G, ruin, max_states, rng, wk, moves, temp=0.0, vary=False, anykept=False):
     """Steps 1-5 of the module docstring on the complete assignment ``G`` (excess copies
     dropped) until the budget ``wk`` = [used, limit, stopped] is spent or no old circuit
     is lost; returns the number of accepted iterations that kept more."""
@@ -102,7 +102,7 @@ def search(G, ruin, max_states, rng, wk, moves, temp=0.0, vary=False):
             for m2 in range(M):
                 for x in range(n):
                     y = out[m2, x]
-                    if y >= 0 and old[m2, x] != y and (related == 0 or not (
+                    if y >= 0 and (anykept or old[m2, x] != y) and (related == 0 or not (
                             pods[x] or pods[y])) and (related == 1 or pods[x] or pods[y]):
                         cand[K] = m2 * n + x
                         K += 1

@@ -222,7 +222,7 @@ def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler
                   restarts: int | None = None, workers: int | None = None,
                   eject_work: float | None = EJECT_WORK, time_limit: float | None = None,
                   exact_vars: int | None = None, lns: float | None = None,
-                  lns_ruin: int = 4) -> OcsConfig:
+                  lns_ruin: int = 4, lns_kw: dict | None = None) -> OcsConfig:
     """ITV-MDMCF (``aware=True``) or ITV-MCF (``aware=False``) for a Cross-wired instance;
     ``eject``/``restarts``/``eject_work`` (per OCS port and run, see :func:`group_work`;
     None or 0: unlimited): step 4 of the module docstring (MDMCF only); ``exact_vars``: step
@@ -251,7 +251,7 @@ def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler
              refine, None if time_budget is None else t0 + time_budget * (h + 1) / fab.H,
              eject, restarts, old_even(inst, h, 1) if has_old else None, eject_work,
              None if time_limit is None else m0 + time_limit * (h // workers + 1) / slots,
-             exact_vars, lns, lns_ruin)
+             exact_vars, lns, lns_ruin, lns_kw)
             for h in range(fab.H)]
     results = None
     if workers > 1:

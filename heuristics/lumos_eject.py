@@ -92,7 +92,8 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
                      rounds: int = 2, seed: int | None = None, direct_first: bool = False,
                      rekeep_states: int = 1000, work: Work | None = None,
                      lns_work: int = 0, lns_ruin: int = 4, lns_states: int = 200, lns_temp: float = 0.0, lns_vary: bool = False,
-                     lns_anykept: bool = False
+                     lns_anykept: bool = False, lns_patience: int = 0,
+                     lns_greedy: bool = False
                      ) -> list[np.ndarray] | None:
     """Split the undirected C (P x P, degree <= 2 * len(old)) over the even OCSes whose old
     0/1 matrices are ``old`` (M, P, P), choosing orientation and OCS per unit; returns M
@@ -130,7 +131,7 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
         G = with_journal(G, lns_ruin)
         search(G, lns_ruin, lns_states, _generator(LNS_SEED if seed is None else seed),
                np.array([0, lns_work, 0], np.int64), moves, lns_temp, lns_vary,
-               lns_anykept)
+               lns_anykept, lns_patience, lns_greedy)
     return list(matrices(G))
 
 

@@ -31,7 +31,8 @@ from __future__ import annotations
 import numpy as np
 
 from heuristics.lumos_chain import LOG_ROWS, commit, drop, mark, njit, put, undo
-from heuristics.lumos_eject_steps import NO_LIMIT, OK, drop_excess, insert, spent
+from heuristics.lumos_eject_steps import FAILED, NO_LIMIT, OK, drop_excess, insert, spent
+from heuristics.lumos_konig import place
 
 
 @njit
@@ -41,7 +42,8 @@ def _add(ua, ub, U, x, y):
 
 
 @njit
-def search(G, ruin, max_states, rng, wk, moves, temp=0.0, vary=False, anykept=False):
+def search(G, ruin, max_states, rng, wk, moves, temp=0.0, vary=False, anykept=False,
+           patience=0, greedy=False):
     """Steps 1-5 of the module docstring on the complete assignment ``G`` (excess copies
     dropped) until the budget ``wk`` = [used, limit, stopped] is spent or no old circuit
     is lost; returns the number of accepted iterations that kept more."""
@@ -51,9 +53,12 @@ def search(G, ruin, max_states, rng, wk, moves, temp=0.0, vary=False, anykept=Fa
     cand = np.empty(M * n, np.int64)
     ua, ub = np.empty(ruin + 3, np.int64), np.empty(ruin + 3, np.int64)
     pods = np.zeros(n, np.bool_)
-    better = 0
+    zero = np.zeros((M, n), np.int64)
+    stats = np.zeros(3, np.int64)                       # iterations, accepted, better
     best, best_out = meta[0], out.copy()
-    while not spent(wk):
+    since = 0
+    while not spent(wk) and (patience == 0 or since < patience):
+        since += 1
         L = 0
         for m in range(M):
             for s in range(n):
@@ -64,6 +69,7 @@ def search(G, ruin, max_states, rng, wk, moves, temp=0.0, vary=False, anykept=Fa
         if L == 0:
             break
         wk[0] += 1
+        stats[0] += 1
         pick = lost[rng.integers(0, L)]
         m, s = pick // n, pick % n
         t = old[m, s]
@@ -115,16 +121,30 @@ def search(G, ruin, max_states, rng, wk, moves, temp=0.0, vary=False, anykept=Fa
                 y = out[m2, x]
                 drop(G, m2, x, y)
                 U = _add(ua, ub, U, x, y)
-        status, _ = insert(G, ua, ub, U, max_states, 0, False, True, rng, wk, NO_LIMIT,
-                           moves)                       # 4. recreate
+        if greedy:                                      # 4. recreate
+            status = OK
+            for k in range(U):
+                r = k + rng.integers(0, U - k)
+                ua[k], ua[r], ub[k], ub[r] = ua[r], ua[k], ub[r], ub[k]
+                wk[0] += 1
+                if _direct(G, ua[k], ub[k]):
+                    continue
+                if not place(G, ua[k], ub[k], max_states, -1, -1, -1, zero, zero, True, wk,
+                             moves):
+                    status = FAILED
+                    break
+        else:
+            status, _ = insert(G, ua, ub, U, max_states, 0, False, True, rng, wk, NO_LIMIT,
+                               moves)
         if status == OK:
             drop_excess(G)
         if status == OK and (meta[0] >= before or (temp > 0 and rng.random() < np.exp(
                 (meta[0] - before) / temp))):          # 5. accept or undo
-            better += int(meta[0] > before)
+            stats[1] += 1
+            stats[2] += int(meta[0] > before)
             commit(G)
             if meta[0] > best:
-                best = meta[0]
+                best, since = meta[0], 0
                 best_out[:] = out
         else:
             undo(G)
@@ -137,7 +157,29 @@ def search(G, ruin, max_states, rng, wk, moves, temp=0.0, vary=False, anykept=Fa
             for s in range(n):
                 if best_out[m, s] >= 0:
                     put(G, m, s, best_out[m, s])
-    return better
+    return stats
+
+
+@njit
+def _direct(G, a, b):
+    """Place unit {a, b} where both ports are free, at an old place if there is one, else
+    the first such place (what the root of a chain search picks); False if none."""
+    out, inn, old = G[0], G[1], G[2]
+    M = out.shape[0]
+    bm = bs = bt = -1
+    for m in range(M):
+        for e in range(2):
+            s, t = (a, b) if e == 0 else (b, a)
+            if out[m, s] < 0 and inn[m, t] < 0:
+                if old[m, s] == t:
+                    put(G, m, s, t)
+                    return True
+                if bm < 0:
+                    bm, bs, bt = m, s, t
+    if bm < 0:
+        return False
+    put(G, bm, bs, bt)
+    return True
 
 
 def with_journal(G, ruin: int):

@@ -53,17 +53,24 @@ def search(G, ruin, max_states, rng, wk, moves, temp=0.0, vary=False, anykept=Fa
     cand = np.empty(M * n, np.int64)
     ua, ub = np.empty(ruin + 3, np.int64), np.empty(ruin + 3, np.int64)
     pods = np.zeros(n, np.bool_)
+    loose = np.zeros((n, n), np.bool_)
     zero = np.zeros((M, n), np.int64)
-    stats = np.zeros(3, np.int64)                       # iterations, accepted, better
+    stats = np.zeros(4, np.int64)                       # iterations, accepted, better
     best, best_out = meta[0], out.copy()
     since = 0
     while not spent(wk) and (patience == 0 or since < patience):
         since += 1
+        loose[:] = False                                # pairs with a copy not kept
+        for m in range(M):
+            for s in range(n):
+                t = out[m, s]
+                if t >= 0 and old[m, s] != t:
+                    loose[s, t], loose[t, s] = True, True
         L = 0
         for m in range(M):
             for s in range(n):
                 t = old[m, s]
-                if t >= 0 and out[m, s] != t and cap[s, t] > 0:
+                if t >= 0 and out[m, s] != t and loose[s, t]:
                     lost[L] = m * n + s
                     L += 1
         if L == 0:
@@ -99,6 +106,7 @@ def search(G, ruin, max_states, rng, wk, moves, temp=0.0, vary=False, anykept=Fa
                         drop(G, m2, x, y)
                         done = True
             if not done:
+                stats[3] += 1
                 undo(G)
                 continue
         for related in range(2):                        # 3. ruin more (related first)

@@ -28,7 +28,8 @@ that order of decisions. This module decides orientation and OCS together:
 3. drop the excess copies left (pairs back to C_ij copies);
 4. improvement: each old circuit not kept while its pair is realized elsewhere by a
    circuit that is not kept is moved back to its old place, and what it ejects is
-   re-inserted by chains; the move stays only if more old circuits are kept.
+   re-inserted by chains; the move stays only if more old circuits are kept;
+5. optionally (``lns_work``) the large-neighbourhood search of heuristics.lumos_lns.
 
 Each search expands at most ``max_states`` states of O(K) moves each (bounded local
 search), so the whole is polynomial. Steps 1-4 run compiled (numba, issue 17 item 2:

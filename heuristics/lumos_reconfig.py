@@ -23,7 +23,15 @@ Per OCS group h, independently (spec 2.3, 2.5):
    free place go first
    (``direct_first``) and the final re-keep pass of lumos_eject runs only at P < 64
    (its cost grows with the number of lost circuits). A group stops trying candidates
-   once one meets :func:`group_bound`, a lower bound on its eq. (7). Work budget: the
+   once one meets :func:`group_bound`, a lower bound on its eq. (7). Option ``lns`` (off
+   by default; issue 17 item 2): the first run is followed by the large-neighbourhood
+   search of heuristics.lumos_lns (ruin and recreate by the same chains, annealing
+   acceptance), ``lns`` work units per OCS port, its own deterministic budget, stopping
+   at the group's bound. On the 31 proven steps of results/lumos_reconfig_quality.md,
+   ring churn, with restarts 0 (load ~1.5 on 2 cores): lns 20 -> worst 1.064x at 3.1x
+   ITV-MCF's median time at 16 Pods, 100 -> 1.047x at 8.7x, 300 -> 1.026x (every step
+   within 1.03x) at 23x; job churn unchanged (optimal, 1.5x). Not the default: no setting
+   met both 1.03x and 3x. Work budget: the
    ejection chains of a group may do ``eject_work`` units of work (heuristics.lumos_eject
    .Work: chain states, selections, re-keep attempts; the chains are numba-compiled, the
    units and their weights are those of the former Python code, so a budget cuts at the

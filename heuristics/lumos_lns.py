@@ -26,8 +26,9 @@ same compiled chains (ruin-and-recreate with simulated-annealing acceptance):
 The result never keeps fewer old circuits than the run it starts from (with the old
 configuration mirrored, as MDMCF's is, eq. (7) = const - 4 kept), and every accepted
 state realizes C (each unit placed, or the iteration undone). Work budget (``wk``, the
-units of heuristics.lumos_eject.Work, never the clock): one per iteration and per unit
-re-inserted, plus the chain states; deterministic for a given seed and budget.
+units of heuristics.lumos_eject.Work, never the clock): per iteration 1 + M n / 256 (its
+scans over the ports, as lumos_eject_steps.SELECT_WORK), one per unit re-inserted, plus
+the chain states; deterministic for a given seed and budget.
 """
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ from heuristics.lumos_konig import place
 RUIN = 6                    # up to 2 + RUIN units re-inserted per iteration
 TEMP = 1.0                  # annealing temperature, in old circuits kept
 STATES = 200                # chain-search bound per unit
+SCAN_WORK = 256             # an iteration's O(M n) scans: 1 unit per this many ports
 
 
 @njit
@@ -151,7 +153,7 @@ def search(G, ruin, temp, max_states, rng, wk, moves, goal):
                     L += 1
         if L == 0:
             break
-        wk[0] += 1
+        wk[0] += 1 + M * n // SCAN_WORK             # the scans of the iteration
         stats[0] += 1
         pick = lost[rng.integers(0, L)]
         m, s = pick // n, pick % n

@@ -30,7 +30,7 @@ Per OCS group h, independently (spec 2.3, 2.5):
    at the group's bound. On the 31 proven steps of results/lumos_reconfig_quality.md,
    ring churn, with restarts 0 (load ~1.5 on 2 cores): lns 20 -> worst 1.064x at 3.1x
    ITV-MCF's median time at 16 Pods, 100 -> 1.047x at 8.7x, 300 -> 1.026x (every step
-   within 1.03x) at 23x; job churn unchanged (optimal, 1.5x). Not the default: no setting
+   within 1.03x) at 22x; job churn unchanged (optimal, 1.5x). Not the default: no setting
    met both 1.03x and 3x. Work budget: the
    ejection chains of a group may do ``eject_work`` units of work (heuristics.lumos_eject
    .Work: chain states, selections, re-keep attempts; the chains are numba-compiled, the

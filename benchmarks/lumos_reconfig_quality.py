@@ -47,6 +47,7 @@ SETS = [("rings", 8, 4, 32, 0.2, 2, (0, 1)), ("rings", 16, 4, 32, 0.1, 2, (0, 1)
 SPEED_PODS = (8, 16)            # the speed comparison at the main benchmark's sizes
 SPEED_STEPS = 4
 RESTARTS = (0, 1, 2, 3, 5, 8)   # the trade-off without the LP-guided step (``exact_vars=0``)
+LNS = (20, 100, 300)            # and the large-neighbourhood search (option lns), restarts 0
 
 
 def _sequence(workload, fab, churn, steps, seed):
@@ -180,11 +181,13 @@ def speed(quick: bool) -> tuple[pd.DataFrame, list]:
 
 def _variants() -> list[tuple[str, dict]]:
     """(label, itv_configure keywords): itv-mdmcf, itv-mdmcf-lp, the LP-guided step with 5
-    restarts before it, and the ejection chains alone with RESTARTS restarts."""
+    restarts before it, the ejection chains alone with RESTARTS restarts, and with the
+    large-neighbourhood search (heuristics.lumos_lns) of LNS work units per OCS port."""
     from heuristics.lumos_reconfig import EXACT_VARS
     return [("itv-mdmcf (default)", {}), ("itv-mdmcf-lp", {"exact_vars": EXACT_VARS}),
             ("itv-mdmcf-lp + restarts 5", {"restarts": 5, "exact_vars": EXACT_VARS})] + \
-        [(f"itv-mdmcf, restarts {r}", {"restarts": r}) for r in RESTARTS]
+        [(f"itv-mdmcf, restarts {r}", {"restarts": r}) for r in RESTARTS] + \
+        [(f"itv-mdmcf, restarts 0, lns {w}", {"restarts": 0, "lns": w}) for w in LNS]
 
 
 def tradeoff(quick: bool, df: pd.DataFrame, speed_insts: list) -> pd.DataFrame:
@@ -316,7 +319,10 @@ def _report(df: pd.DataFrame, sp: pd.DataFrame, tr: pd.DataFrame, quick: bool,
             "the speed steps of the variant's time / ITV-MCF's "
             f"({1 if quick else 3} interleaved runs each). `restarts` = extra ejection-chain "
             "runs with other insertion orders (itv-mdmcf's default: 5 at P <= 16, 1 at "
-            "P <= 32; itv-mdmcf-lp: none on groups that get the LP-guided step).", "",
+            "P <= 32; itv-mdmcf-lp: none on groups that get the LP-guided step); `lns` = "
+            "the large-neighbourhood search of heuristics.lumos_lns after the first run "
+            "(option lns, work units per OCS port; off by default: no budget met both "
+            "targets).", "",
             md_table(tr, ".4g"), "",
             f"Load average at the end: {os.getloadavg()[0]:.1f}.", "",
             "## Per step", "", md_table(df[cols], ".4g"), ""]

@@ -28,7 +28,8 @@ that order of decisions. This module decides orientation and OCS together:
 3. drop the excess copies left (pairs back to C_ij copies);
 4. improvement: each old circuit not kept while its pair is realized elsewhere by a
    circuit that is not kept is moved back to its old place, and what it ejects is
-   re-inserted by chains; the move stays only if more old circuits are kept.
+   re-inserted by chains; the move stays only if more old circuits are kept;
+5. optionally (``lns_work``) the large-neighbourhood search of heuristics.lumos_lns.
 
 Each search expands at most ``max_states`` states of O(K) moves each (bounded local
 search), so the whole is polynomial. Steps 1-4 run compiled (numba, issue 17 item 2:
@@ -59,6 +60,9 @@ import time
 
 import numpy as np
 
+LNS_SEED = 0                # the large-neighbourhood search's seed of a deterministic run
+LNS_CHUNK = 4096            # its work between reads of the clock (a user time limit only)
+NO_GOAL = 1 << 62
 GUARD_STATES = 0            # chain search bound once the budget is spent (Konig only)
 
 
@@ -89,15 +93,19 @@ class Work:
 
 def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
                      rounds: int = 2, seed: int | None = None, direct_first: bool = False,
-                     rekeep_states: int = 1000, work: Work | None = None
-                     ) -> list[np.ndarray] | None:
+                     rekeep_states: int = 1000, work: Work | None = None,
+                     lns_work: int = 0, lns_goal: int = NO_GOAL) -> list[np.ndarray] | None:
     """Split the undirected C (P x P, degree <= 2 * len(old)) over the even OCSes whose old
     0/1 matrices are ``old`` (M, P, P), choosing orientation and OCS per unit; returns M
     directed partial permutations with sum X + X^T = C, or None if a unit found no place
     (then use another assignment). ``max_states``/``rekeep_states``: bound of each chain
     search in steps 2/4; ``rounds``: passes of step 4 (``improve``); ``seed``/
     ``direct_first``: the insertion order; ``work``: the work budget of the module
-    docstring (None: unlimited; share one Work between the runs of a group)."""
+    docstring (None: unlimited; share one Work between the runs of a group);
+    ``lns_work``: then the large-neighbourhood search of heuristics.lumos_lns with that
+    many work units of its own (0: none), seeded by ``seed`` (None: LNS_SEED), ending
+    once ``lns_goal`` old circuits are kept (an upper bound) or, under a user time limit
+    (``work.deadline``), once that has passed (read every LNS_CHUNK units)."""
     from heuristics import lumos_eject_steps as st
     from heuristics.lumos_chain import matrices, move_buffer, new_group
     C = np.asarray(C, dtype=np.int64)
@@ -122,6 +130,15 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
         work.used = int(wk[0])
         return None
     work.used = int(wk[0])
+    if lns_work > 0:                                    # 5. large-neighbourhood search
+        from heuristics import lumos_lns as ln
+        G, rng = ln.with_journal(G), _generator(LNS_SEED if seed is None else seed)
+        lw = np.array([0, lns_work if work.deadline is None else 0, 0], np.int64)
+        while lw[1] < lns_work or work.deadline is None:
+            lw[1] = min(lns_work, lw[1] + LNS_CHUNK)    # in chunks only under a time limit
+            ln.search(G, ln.RUIN, ln.TEMP, ln.STATES, rng, lw, moves, lns_goal)
+            if work.deadline is None or time.monotonic() > work.deadline or lw[0] < lw[1]:
+                break
     return list(matrices(G))
 
 

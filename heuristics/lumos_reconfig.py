@@ -23,7 +23,15 @@ Per OCS group h, independently (spec 2.3, 2.5):
    free place go first
    (``direct_first``) and the final re-keep pass of lumos_eject runs only at P < 64
    (its cost grows with the number of lost circuits). A group stops trying candidates
-   once one meets :func:`group_bound`, a lower bound on its eq. (7). Work budget: the
+   once one meets :func:`group_bound`, a lower bound on its eq. (7). Option ``lns`` (off
+   by default; issue 17 item 2): the first run is followed by the large-neighbourhood
+   search of heuristics.lumos_lns (ruin and recreate by the same chains, annealing
+   acceptance), ``lns`` work units per OCS port, its own deterministic budget, stopping
+   at the group's bound. On the 31 proven steps of results/lumos_reconfig_quality.md,
+   ring churn, with restarts 0 (load ~1.5 on 2 cores): lns 20 -> worst 1.064x at 3.1x
+   ITV-MCF's median time at 16 Pods, 100 -> 1.047x at 8.7x, 300 -> 1.026x (every step
+   within 1.03x) at 22x; job churn unchanged (optimal, 1.5x). Not the default: no setting
+   met both 1.03x and 3x. Work budget: the
    ejection chains of a group may do ``eject_work`` units of work (heuristics.lumos_eject
    .Work: chain states, selections, re-keep attempts; the chains are numba-compiled, the
    units and their weights are those of the former Python code, so a budget cuts at the
@@ -139,7 +147,7 @@ def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: b
                 simd: str = "euler", refine: bool = False, deadline: float | None = None,
                 eject: bool = True, restarts: int | None = None, old_odd: np.ndarray | None = None,
                 eject_work: float | None = EJECT_WORK, eject_deadline: float | None = None,
-                exact_vars: int | None = None) -> list[np.ndarray]:
+                exact_vars: int | None = None, lns: float | None = None) -> list[np.ndarray]:
     """The K/2 directed partial permutations A^(m) for the even OCSes of one group;
     ``old_odd``: the odd OCSes' old matrices (default: the mirror, old^T), used to
     compare the candidates on eq. (7); ``eject_work``: work budget of the ejection chains
@@ -162,6 +170,9 @@ def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: b
             restarts = 0 if small else default_restarts(P)
         runs = eject_runs(P, restarts) if eject else []
         work = Work(group_work(P, K, len(runs), eject_work), eject_deadline)  # shared by the runs
+        if lns and runs:                # the large-neighbourhood search after the first run
+            runs[0] = dict(runs[0], lns_work=max(1, round(lns * P * K)),
+                           lns_goal=_kept_goal(C_h, old, odd, floor))
         cands += [lambda kw=kw: eject_connection(C_h, old, improve=P < 64, work=work, **kw)
                   for kw in runs]
         for k, make in enumerate(cands):
@@ -195,6 +206,16 @@ def group_bound(C_h: np.ndarray, old: np.ndarray, old_odd: np.ndarray) -> int:
     return int(oneway.sum() + np.triu(lost, 1).sum() * 2)
 
 
+def _kept_goal(C_h, old, old_odd, floor: int) -> int:
+    """The most old circuits an assignment can keep if eq. (7) >= ``floor``: with a mirrored
+    old configuration eq. (7) = 2 (R - kept) + 2 (units - kept) (R old circuits of the even
+    OCSes); otherwise no goal (lumos_eject.NO_GOAL)."""
+    from heuristics.lumos_eject import NO_GOAL
+    if not np.array_equal(old_odd, np.transpose(old, (0, 2, 1))):
+        return NO_GOAL
+    return (2 * int(old.sum()) + int(np.triu(C_h, 1).sum()) * 2 - floor) // 4
+
+
 def _rewiring(parts, old, old_odd) -> int:
     """Eq. (7) for one group: even OCS m carries X, odd OCS m carries X^T."""
     X = np.asarray(parts)
@@ -217,7 +238,7 @@ def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler
                   refine: bool = False, time_budget: float | None = None, eject: bool = True,
                   restarts: int | None = None, workers: int | None = None,
                   eject_work: float | None = EJECT_WORK, time_limit: float | None = None,
-                  exact_vars: int | None = None) -> OcsConfig:
+                  exact_vars: int | None = None, lns: float | None = None) -> OcsConfig:
     """ITV-MDMCF (``aware=True``) or ITV-MCF (``aware=False``) for a Cross-wired instance;
     ``eject``/``restarts``/``eject_work`` (per OCS port and run, see :func:`group_work`;
     None or 0: unlimited): step 4 of the module docstring (MDMCF only); ``exact_vars``: step
@@ -246,7 +267,7 @@ def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler
              refine, None if time_budget is None else t0 + time_budget * (h + 1) / fab.H,
              eject, restarts, old_even(inst, h, 1) if has_old else None, eject_work,
              None if time_limit is None else m0 + time_limit * (h // workers + 1) / slots,
-             exact_vars)
+             exact_vars, lns)
             for h in range(fab.H)]
     results = None
     if workers > 1:

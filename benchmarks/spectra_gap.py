@@ -116,7 +116,8 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
                        ("spectra_vs_lb", "Spectra / LB - 1"),
                        ("opt_T_vs_opt", "OPT_T / OPT - 1 (n <= 4, both solved)"),
                        *[(f"{m}_vs_opt", f"{m} / OPT - 1") for m in HEURISTICS[1:]]]:
-        v = solved[col].dropna().clip(lower=0)
+        rows = solved[solved.milp_status == "optimal"] if col == "opt_T_vs_opt" else solved
+        v = rows[col].dropna().clip(lower=0)
         counts = pd.cut(v, BINS, right=False, labels=BIN_LABELS).value_counts().reindex(BIN_LABELS)
         dist.append({"gap": label, "mean": v.mean(), "median": v.median(), "p90": v.quantile(0.9),
                      "max": v.max(), **{b: int(c) for b, c in counts.items()}})

@@ -57,8 +57,9 @@ Per OCS group h, independently (spec 2.3, 2.5):
    separate method, not MDMCF's default: it solves LPs and MIPs, so it is no longer the
    polynomial heuristic that [001] proposes to replace the ILP, which heuristic-vs-solver
    studies need (results/lumos_reconfig_quality.md: worst ratio to the proven optimum
-   1.12 for itv-mdmcf, 1.02 with the step, which replaces the restarts and is faster at
-   8-16 Pods);
+   1.12 for itv-mdmcf, 1.02 with the step, which replaces the restarts; with the chains
+   compiled it is 3x / 10x ITV-MCF's time at 8 / 16 Pods on ring churn, itv-mdmcf 1.8x /
+   2.8x);
 6. odd OCS 2m+1 = transpose of even OCS 2m (the mirror of Cross Wiring);
 7. optionally (``refine``, an addition) pairwise re-optimization (heuristics.lumos_refine):
    its work is bounded by 3 rounds of M (M - 1) pair moves, so it needs no work budget;

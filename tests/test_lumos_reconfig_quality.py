@@ -12,6 +12,7 @@ def test_quality_pipeline_on_a_toy_and_resume(tmp_path, monkeypatch):
     monkeypatch.setattr(Q, "SPEED_PODS", (4,))
     monkeypatch.setattr(Q, "SPEED_STEPS", 1)
     monkeypatch.setattr(Q, "RESTARTS", (0, 5))
+    monkeypatch.setattr(Q, "LNS", (20,))
     paths = Q.run(quick=False, out_dir=tmp_path)
     df = pd.read_csv(tmp_path / "lumos_reconfig_quality.csv")
     assert len(df) == 4 and (df.ilp_status == "optimal").all()
@@ -19,8 +20,9 @@ def test_quality_pipeline_on_a_toy_and_resume(tmp_path, monkeypatch):
         assert (df[f"{m}_rewiring"] >= df.ilp_rewiring).all()
     assert (df.ilp_rewiring >= df.group_bound).all()
     tr = pd.read_csv(tmp_path / "lumos_reconfig_quality_variants.csv")
-    assert len(tr) == 2 * 5 and (tr.worst_vs_ilp >= 1).all()     # 3 + 2 variants x 2 workloads
-    assert set(tr.variant) >= {"itv-mdmcf (default)", "itv-mdmcf-lp", "itv-mdmcf, restarts 0"}
+    assert len(tr) == 2 * 6 and (tr.worst_vs_ilp >= 1).all()     # 3 + 2 + 1 variants x 2 workloads
+    assert set(tr.variant) >= {"itv-mdmcf (default)", "itv-mdmcf-lp", "itv-mdmcf, restarts 0",
+                               "itv-mdmcf, restarts 0, lns 20"}
     md = (tmp_path / "lumos_reconfig_quality.md").read_text()
     assert "reproduce lumos-reconfig-quality" in md and "itv-mdmcf-lp **" in md
     assert all(p.exists() for p in paths)

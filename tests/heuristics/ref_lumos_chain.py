@@ -7,33 +7,10 @@ the deterministic work budget that all of them charge (see heuristics.lumos_ejec
 from __future__ import annotations
 
 import heapq
-import time
 
 import numpy as np
 
-
-class Work:
-    """The deterministic work budget of the ejection chains of one group, shared by its
-    runs (restarts), in chain-search states expanded (each O(K) moves in Python, about
-    12 us at P = 128): one per state, one per re-keep attempt, and per most-constrained
-    selection of U units (numpy over (M, U) and (M, n) arrays) 4 + M (U + n) / 256
-    (lumos_eject.SELECT_WORK), measured to take about as long (decision: a unit
-    proportional to time that costs nothing to count and does not depend on the
-    machine); ``spent`` once ``used`` reaches ``limit`` (None: unlimited) or, only when a user time limit set
-    ``deadline`` (a time.monotonic() value), once that has passed."""
-
-    __slots__ = ("limit", "used", "deadline")
-
-    def __init__(self, limit: int | None = None, deadline: float | None = None):
-        self.limit, self.used, self.deadline = limit, 0, deadline
-
-    def charge(self, n: int) -> None:
-        self.used += n
-
-    @property
-    def spent(self) -> bool:
-        return (self.limit is not None and self.used >= self.limit) or \
-            (self.deadline is not None and time.monotonic() > self.deadline)
+from heuristics.lumos_eject import Work     # the same budget, shared with the compiled path
 
 
 class Group:

@@ -1,46 +1,7 @@
 """Test reference: the pure-Python ejection chains as they were before the numba port
 (heuristics.lumos_eject before issue 17 item 2), kept only to check that the compiled path
-gives the same assignments. Keep-and-insert by ejection chains with orientation freedom (an addition to MDMCF).
-
-The exact problem of one Cross-Wiring group (spec 2.4, reduced model): the undirected
-multigraph C_h (Pod degree <= K) is split over the K/2 even OCSes, each carrying a
-directed partial permutation (one circuit out of and one into every Pod per OCS); a unit
-of C_ij may be realized as i -> j or j -> i in any of them (the odd OCS mirrors it).
-Since the circuit counts are fixed, minimal rewiring (eq. 7) = keeping the most old
-circuits (i -> j in the same even OCS). FindConnection and the Kempe insertion of
-heuristics.lumos_kempe first fix the orientation A (SIMD) and then colour it; the ILP
-optimum typically keeps all old circuits but a handful, and most of their loss is in
-that order of decisions. This module decides orientation and OCS together:
-
-1. keep every old circuit whose Pod pair C still needs; a pair with more old copies
-   than C_ij keeps them all for now, as *excess* copies (decision: which copies to drop
-   is left to the insertions below, which drop an excess copy whose ports they need);
-2. insert each missing unit {i, j}, most constrained first (fewest places where both
-   ports are free; ``direct_first``: the fewest among units that have such a place,
-   a faster order), by an *ejection chain*: place it as s -> t in some OCS m where
-   the Tx port of s or the Rx port of t is free; an excess copy on the other port is
-   dropped; any other circuit there is ejected and becomes the next unit to place, in
-   any OCS and orientation. Chains are searched best-first on their cost (+1 per old
-   circuit ejected from its old place, -1 per circuit placed at an old place), with
-   bounds on depth and states; among places where both ports are free, the one that
-   blocks the fewest free places of the other units. If the search finds nothing, the
-   excess copies at the unit's Pods are dropped and the alpha/beta alternating-path
-   swap of Konig's theorem places the unit (after reversing one directed path of one
-   OCS when both endpoints have free ports of one kind only), which always succeeds;
-3. drop the excess copies left (pairs back to C_ij copies);
-4. improvement: each old circuit not kept while its pair is realized elsewhere by a
-   circuit that is not kept is moved back to its old place, and what it ejects is
-   re-inserted by chains; the move stays only if more old circuits are kept.
-
-Each search expands at most ``max_states`` states of O(K) moves each (bounded local
-search), so the whole is polynomial. Work budget (``work``, a :class:`Work` shared by the
-runs of a group; it replaces a wall-clock guard whose results depended on the machine's
-load): once it is spent, the remaining units are placed in list order (no most-
-constrained selection, whose cost grows with the square of the number of units) by
-chains of at most ``GUARD_STATES`` states, 0 = the Konig fallback alone (short chains
-in list order rewired more in a trial at P = 128), and step 4 is skipped or stopped. If
-a unit cannot be placed (not expected) the function returns None and MDMCF uses its
-other assignments.
+gives the same assignments and work counts. The algorithm, its decisions and the work
+budget are described in heuristics.lumos_eject's docstring.
 """
 from __future__ import annotations
 

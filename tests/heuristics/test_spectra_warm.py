@@ -67,20 +67,6 @@ def test_warm_rounds_are_max_weight_coverings(seed, n, density, levels, edge_mod
     assert np.all(full.coverage(n) >= D - 1e-9)
 
 
-@settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10**6), n=st.integers(1, 14), density=st.floats(0.05, 1.0),
-       edge_mode=st.sampled_from(["supp", "srem"]))
-def test_warm_equals_cold_without_ties(seed, n, density, edge_mode):
-    """Continuous random weights: one max-weight matching per round, so the same decomposition."""
-    D = random_matrix(n, density, np.random.default_rng(seed))
-    warm = decompose(D, edge_mode=edge_mode, matching="warm")
-    cold = decompose(D, edge_mode=edge_mode, matching="cold")
-    assert len(warm.perms) == len(cold.perms)
-    for a, b in zip(warm.perms, cold.perms):
-        assert np.array_equal(a, b)
-    assert np.array_equal(warm.alphas, cold.alphas)
-
-
 @pytest.mark.parametrize("workload, kw", [("moe", dict(n=40)), ("gpt", dict(tp=2, pp=4, dp=4)),
                                           ("benchmark", dict(n=40, m=8))])
 def test_warm_rounds_on_workloads(workload, kw):

@@ -52,18 +52,20 @@ def replay(D: np.ndarray, dec, edge_mode: str) -> None:
     assert not S.any()
 
 
+@pytest.mark.parametrize("matching", ["scipy", "jit"])
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 10**6), n=st.integers(1, 12), density=st.floats(0.05, 1.0),
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 40), density=st.floats(0.05, 1.0),
        levels=st.sampled_from([0, 2, 5]), edge_mode=st.sampled_from(["supp", "srem"]))
-def test_warm_rounds_are_max_weight_coverings(seed, n, density, levels, edge_mode):
-    """Random matrices; levels > 0 draws integer weights 1..levels (many tied matchings)."""
+def test_warm_rounds_are_max_weight_coverings(matching, seed, n, density, levels, edge_mode):
+    """Random matrices; levels > 0 draws integer weights 1..levels (many tied matchings);
+    both warm paths: scipy's solver and the compiled one (heuristics.spectra_jit)."""
     rng = np.random.default_rng(seed)
     D = random_matrix(n, density, rng)
     if levels:
         D = np.ceil(D * levels)
-    dec = decompose(D, edge_mode=edge_mode, refine="none")
+    dec = decompose(D, edge_mode=edge_mode, refine="none", matching=matching)
     replay(D, dec, edge_mode)
-    full = decompose(D, edge_mode=edge_mode)                           # with Refine
+    full = decompose(D, edge_mode=edge_mode, matching=matching)        # with Refine
     assert np.all(full.coverage(n) >= D - 1e-9)
 
 

@@ -176,14 +176,15 @@ def _fitness(g, x, policy: str, deadline: float | None) -> float:
 
 
 def delta_fast(inst: DeltaInstance, pop: int = 64, generations: int = 5000, stall: int = 200,
-               time_limit: float = 600.0, seed: int = 0, xbar: np.ndarray | None = None,
+               time_limit: float = float("inf"), seed: int = 0, xbar: np.ndarray | None = None,
                seeds: list | None = None, policy: str = "maxmin", check=None,
                workers: int = 1) -> GAResult:
     """Alg. 3 SimBasedDomainAdaptedGA. Stops after ``stall`` generations without a better
     (C, ports), after ``generations``, or at ``time_limit`` seconds: the limit is a deadline
     that every simulation checks (issue 18), so the GA returns its best simulated topology
-    soon after it, whatever the simulator is doing (``stop`` = "time_limit"); an infinite
-    limit never reads the clock for control. ``seeds`` are initial
+    soon after it, whatever the simulator is doing (``stop`` = "time_limit"); the default,
+    an infinite limit, never reads the clock for control, so the result depends only on
+    the arguments (the CLI passes the user's time limit, as ``solve.py`` does). ``seeds`` are initial
     topologies (e.g. the baselines, repaired); ``check(x)`` is called on every individual.
     ``workers`` > 1 simulates each generation's new topologies in a process pool (same
     results: the fitness is deterministic and memoized per topology)."""

@@ -56,6 +56,24 @@ def test_fixed_seed_is_reproducible():
     assert np.array_equal(a.x, b.x) and a.makespan == b.makespan and a.evaluations == b.evaluations
 
 
+def test_default_does_not_depend_on_the_clock(monkeypatch):
+    """No time limit given: a clock that jumps 1000 s per read changes nothing (the old
+    default was a 600 s cap)."""
+    import time
+
+    inst = instances.load_instance("instances/delta/megatron-177b-n12.json")
+    a = delta_fast(inst, pop=10, stall=5, seed=7)
+    now = [time.monotonic()]
+
+    def jumpy():
+        now[0] += 1000.0
+        return now[0]
+
+    monkeypatch.setattr(time, "monotonic", jumpy)
+    b = delta_fast(inst, pop=10, stall=5, seed=7)
+    assert np.array_equal(a.x, b.x) and a.makespan == b.makespan and b.stop != "time_limit"
+
+
 @settings(max_examples=50, deadline=None)
 @given(seed=st.integers(0, 10**6), scale=st.integers(0, 30))
 def test_repair_and_random_init_are_feasible(seed, scale):

@@ -80,7 +80,10 @@ def _old_mats(inst: ReconfigInstance, h: int) -> np.ndarray:
 def rewiring_bound(inst: ReconfigInstance) -> float | None:
     """Lower bound on eq. (7) under cross/dual wiring: every link of C not in the old
     configuration is 2 new circuits, every old link beyond C 2 removed ones, every old
-    unidirectional circuit 1 removed one."""
+    unidirectional circuit 1 removed one; except that an old unidirectional circuit
+    between two Pods whose pair still lacks a link may be completed by its reverse (1 new
+    circuit instead of 2 new and 1 removed), so up to min(such circuits, missing links)
+    per pair and spine count 2 less."""
     return float(_rewiring_lb(inst)) if inst.wiring in UNIVERSAL else None
 
 
@@ -95,7 +98,13 @@ def lex_bound(inst: ReconfigInstance) -> float:
 def _rewiring_lb(inst: ReconfigInstance) -> int:
     paths = fibre_paths(inst.fabric, inst.wire, inst.old.perm)
     R = realized_topology(inst.fabric, paths)
-    return int(np.abs(inst.C - R).sum() + int((~paths["bidir"]).sum()))
+    one = paths["wired"] & ~paths["bidir"] & (paths["src_pod"] != paths["dst_pod"])
+    W = np.zeros_like(R)                     # one-way circuits per (spine, Pod pair), both ways
+    a, b = paths["src_pod"][one], paths["dst_pod"][one]
+    np.add.at(W, (paths["h"][one], np.minimum(a, b), np.maximum(a, b)), 1)
+    short = np.triu(np.maximum(inst.C - R, 0), 1)            # missing links per pair
+    return int(np.abs(inst.C - R).sum() + int((~paths["bidir"]).sum())
+               - 2 * np.minimum(W, short).sum())
 
 
 def _lex_group(stages: list[Result], base: int, lam: float = 0.0) -> Result:

@@ -85,7 +85,7 @@ import numpy as np
 
 from heuristics.lumos_decompose import (find_connection, int_decompose, sym_decompose,
                                         sym_decompose_flow, sym_decompose_rewiring)
-from heuristics.lumos_eject import Work, eject_connection
+from heuristics.lumos_eject import Work, eject_connection, preload
 from heuristics.lumos_exact import lp_guided, model_size
 from heuristics.lumos_kempe import kempe_connection
 from heuristics.lumos_refine import pair_refine
@@ -272,6 +272,8 @@ def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler
             for h in range(fab.H)]
     results = None
     if workers > 1:
+        if eject:
+            preload()                   # forked workers inherit the compiled chains
         try:
             with ProcessPoolExecutor(workers) as pool:
                 results = list(pool.map(_split_job, jobs))

@@ -142,19 +142,23 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
     return list(matrices(G))
 
 
-def preload() -> None:
-    """Load the compiled steps in this process, once (about 0.3-0.5 s from the disk cache):
-    worker processes forked afterwards inherit the machine code, where each would otherwise
-    load it again on every call of a fresh pool (lumos_reconfig at P >= 32)."""
-    global _PRELOADED
-    if not _PRELOADED:
-        C, old = np.array([[0, 1], [1, 0]]), np.zeros((1, 2, 2), np.int64)
+def preload(lns: bool = False) -> None:
+    """Load the compiled steps (and with ``lns`` the search of heuristics.lumos_lns) in this
+    process, once (about 0.3-0.5 s from the disk cache): worker processes forked afterwards
+    inherit the machine code, where each would otherwise load it again on every call of a
+    fresh pool (lumos_reconfig at P >= 32)."""
+    C, old = np.array([[0, 1], [1, 0]]), np.zeros((1, 2, 2), np.int64)
+    if "chains" not in _PRELOADED:
         eject_connection(C, old)
         eject_connection(C, old, seed=0)            # the seeded specialization too
-        _PRELOADED = True
+        _PRELOADED.add("chains")
+    if lns and "lns" not in _PRELOADED:
+        eject_connection(C, np.ones((1, 2, 2), np.int64) - np.eye(2, dtype=np.int64)[None],
+                         lns_work=1)
+        _PRELOADED.add("lns")
 
 
-_PRELOADED = False
+_PRELOADED: set = set()
 _LOCAL = threading.local()
 
 

@@ -273,7 +273,7 @@ def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler
     results = None
     if workers > 1:
         if eject:
-            preload()                   # forked workers inherit the compiled chains
+            preload(lns=bool(lns))      # forked workers inherit the compiled code
         try:
             with ProcessPoolExecutor(workers) as pool:
                 results = list(pool.map(_split_job, jobs))

@@ -126,19 +126,19 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
         status = st.run(G, ua, ub, pos, max_states, GUARD_STATES, direct_first,
                         seed is not None, rng, rekeep_states, rounds if improve else 0, wk,
                         chunk, moves)
-    if status == st.FAILED:
-        work.used = int(wk[0])
-        return None
     work.used = int(wk[0])
+    if status == st.FAILED:
+        return None
     if lns_work > 0:                                    # 5. large-neighbourhood search
         from heuristics import lumos_lns as ln
         G, rng = ln.with_journal(G), _generator(LNS_SEED if seed is None else seed)
-        lw = np.array([0, lns_work if work.deadline is None else 0, 0], np.int64)
-        while lw[1] < lns_work or work.deadline is None:
-            lw[1] = min(lns_work, lw[1] + LNS_CHUNK)    # in chunks only under a time limit
+        step = lns_work if work.deadline is None else LNS_CHUNK  # chunks: time limit only
+        lw = np.zeros(3, np.int64)                      # [used, limit, stopped]
+        while True:
+            lw[1] = min(lns_work, lw[1] + step)
             ln.search(G, ln.RUIN, ln.TEMP, ln.STATES, rng, lw, moves, lns_goal)
-            if work.deadline is None or time.monotonic() > work.deadline or lw[0] < lw[1]:
-                break
+            if lw[0] < lw[1] or lw[1] >= lns_work or time.monotonic() > work.deadline:
+                break                                   # goal met, budget or time spent
     return list(matrices(G))
 
 

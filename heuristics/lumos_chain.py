@@ -18,9 +18,10 @@ import numba
 import numpy as np
 
 njit = numba.njit(cache=True)
-LOG_ROWS = 4096             # journal bound: a re-keep attempt (the only journaled step) writes
-                            # <= 4 + 2 * 41 * 4 = 332 rows: two chains (no Konig fallback) of
-                            # <= 41 moves, each a put and up to three drops
+LOG_ROWS = 4096             # journal bound: a re-keep attempt (lumos_eject's journaled step)
+                            # writes <= 4 + 2 * 41 * 4 = 332 rows: two chains (no Konig
+                            # fallback) of <= 41 moves, each a put and up to three drops; the
+                            # LNS sizes its own journal (lumos_lns.with_journal)
 MOVE_COLS = 13
 
 

@@ -110,8 +110,7 @@ def _read_runs(csv: Path):
 
     from toolkit.outdir import TEXT_FIELDS
 
-    cols = pd.read_csv(csv, nrows=0).columns
-    return pd.read_csv(csv, converters={c: str for c in cols if c in TEXT_FIELDS})
+    return pd.read_csv(csv, converters=dict.fromkeys(TEXT_FIELDS, str))   # absent: ignored
 
 
 class BatchWarning(UserWarning):

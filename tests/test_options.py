@@ -38,7 +38,8 @@ def test_option_parses_and_checks_values():
     for opt, raw in ((Option("x", bool, False, "h"), "maybe"), (Option("x", int, 0, "h"), 2.5),
                      (Option("x", int, 0, "h"), "two"), (Option("x", float, 0.0, "h"), "nan"),
                      (Option("x", str, "a", "h", choices=("a", "b")), "c"),
-                     (Option("x", int, 2, "h", minimum=2), 1)):
+                     (Option("x", int, 2, "h", minimum=2), 1),
+                     (Option("x", float, 1.0, "h", maximum=10), "1e300")):
         with pytest.raises(OptionError, match="option x"):
             opt.parse(raw)
 
@@ -79,6 +80,16 @@ def test_bad_option_value_is_exit_2_naming_it(opt, capsys):
     code, _, err = main("solve", SPECTRA, "--method", "milp", "--option", opt, capsys=capsys)
     line, = err.strip().splitlines()
     assert code == 2 and f"option {opt.split('=')[0]}" in line
+
+
+@pytest.mark.parametrize("opt", ["lns=1e300", "eject_work=1e300", "restarts=1e12"])
+def test_absurd_work_option_is_exit_2_before_the_run(opt, capsys):
+    """Budgets that would overflow the compiled chains' 64-bit counters, or restart lists
+    that would not fit in memory: refused by the option's maximum, not a traceback."""
+    code, out, err = main("solve", "instances/lumos/cross-rings-P8.json", "--method",
+                          "itv-mdmcf", "--option", opt, capsys=capsys)
+    line, = err.strip().splitlines()
+    assert code == 2 and out == "" and f"option {opt.split('=')[0]}" in line and "<=" in line
 
 
 def test_declared_option_reaches_the_method(capsys):

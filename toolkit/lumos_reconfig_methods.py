@@ -40,6 +40,8 @@ uniform_start = lazy("models.lumos_ilp", "uniform_start")
 ILP_MAX_VARS = 400_000   # per group; above this the ILPs decline (--option max_vars=N forces)
 EJECT_WORK = 4.0         # heuristics.lumos_reconfig.EJECT_WORK: per OCS port and run
 EXACT_VARS = 4000        # heuristics.lumos_reconfig.EXACT_VARS: binaries per group
+MAX_WORK = 1e6           # work units per OCS port: the budgets stay 64-bit integers (compiled)
+MAX_RESTARTS = 1000      # ejection restarts: their option list is built up front
 
 MRAR = Option("mrar", bool, False, "add MRAR (eq. 16) against ITV-ILP from the same old configuration")
 START = Option("start", bool, True, "a heuristic configuration as MIP start")
@@ -48,15 +50,18 @@ MAX_VARS = Option("max_vars", int, ILP_MAX_VARS, "decline above this many binari
 ITV_OPTIONS = (
     Option("simd", str, "euler", "SIMD step", choices=("euler", "flow")),
     Option("eject", bool, True, "ejection chains with orientation freedom (an addition)"),
-    Option("restarts", int, -1, "ejection restarts (-1: by size)", minimum=-1),
+    Option("restarts", int, -1, "ejection restarts (-1: by size)", minimum=-1,
+           maximum=MAX_RESTARTS),
     Option("eject_work", float, EJECT_WORK, "ejection-chain work budget per OCS port and run, "
-           "deterministic (0: none; --time-limit may still stop the chains)", minimum=0),
+           "deterministic (0: none; --time-limit may still stop the chains)", minimum=0,
+           maximum=MAX_WORK),
     Option("exact_vars", int, 0, "LP-guided exact step (HiGHS, node limit) on groups whose "
            "reduced ITV-ILP has at most this many binaries (0: off; itv-mdmcf-lp: "
            f"{EXACT_VARS})", minimum=0),
     Option("lns", float, 0.0, "large-neighbourhood search after the first ejection-chain run "
            "(heuristics.lumos_lns), work units per OCS port, deterministic (0: off; 300 met "
-           "1.03x of the proven ITV-ILP optima at ~20x ITV-MCF's time)", minimum=0),
+           "1.03x of the proven ITV-ILP optima at ~20x ITV-MCF's time)", minimum=0,
+           maximum=MAX_WORK),
     Option("workers", int, 0, "group worker processes (0: 2 at P >= 32 and >= 2 CPUs; at most "
            "--threads)", minimum=0),
     Option("refine", bool, False, "pairwise local search (an addition)"),

@@ -25,6 +25,7 @@ class Option:
     help: str
     choices: tuple | None = None     # allowed values (str options)
     minimum: float | None = None     # smallest allowed value (numbers)
+    maximum: float | None = None     # largest allowed value (numbers; absurd sizes)
 
     def parse(self, raw) -> Any:
         """``raw`` (a command-line string or number) as this option's type, checked."""
@@ -34,6 +35,8 @@ class Option:
                               f"got {raw!r}")
         if self.minimum is not None and val < self.minimum:
             raise OptionError(f"option {self.name}: expected a value >= {self.minimum:g}, got {raw!r}")
+        if self.maximum is not None and val > self.maximum:
+            raise OptionError(f"option {self.name}: expected a value <= {self.maximum:g}, got {raw!r}")
         return val
 
     def describe(self) -> str:

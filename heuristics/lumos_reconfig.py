@@ -15,7 +15,14 @@ Per OCS group h, independently (spec 2.3, 2.5):
    2-3 in one), run once plus ``restarts`` times with other insertion orders
    (``eject_runs``); the group keeps whichever of all its candidates rewires least on
    eq. (7) (even and odd OCSes, so also for an old configuration that is not mirrored),
-   so MDMCF never rewires more than steps 2-3 alone. Default restarts: 5 at P <= 16, 1
+   so without ``lns`` MDMCF never rewires more than steps 2-3 alone. The chains run
+   first; after an LNS run (option ``lns``) steps 2-3 are only fallbacks, computed when
+   a chain run fails or the chains' work budget is spent ([DECISION] FALLBACK, issue 17:
+   they never rewired less than the chain runs on the 632 groups of the quality and
+   speed sets, P 8-32, while with restarts 0 they and the relaxed SIMD were about 80 %
+   of MDMCF's time at P = 16; on 3000 random small groups with heavy churn, P 4-10,
+   FindConnection rewired one circuit less than 6 chain runs on 14, than one run + lns
+   40 on none). Default restarts: 5 at P <= 16, 1
    at 17 <= P <= 32, none above; none on groups that get step 5 (``itv-mdmcf-lp``). At
    P = 32, K = 16, 5 restarts instead of 1 took the first 8192-GPU ring step of
    results/lumos_reconfig.md from 1.296x to 1.183x the optimum at about 3x the time
@@ -131,6 +138,7 @@ EJECT_WORK = 4.0              # ejection-chain work per OCS port and run (the wo
 EXACT_VARS = 4000             # itv-mdmcf-lp: the LP-guided step on groups up to this many binaries
 EXACT_NODES = 50              # its branch-and-bound node limit (deterministic)
 EXACT_PODS = 16               # and only up to this many Pods (P = 32: seconds per group)
+NO_COST = 1 << 62              # rewiring of no candidate yet
 EXACT_FULL_PODS = 12          # its unfixed ILP (step 3 of lumos_exact) up to this many Pods
 
 
@@ -158,39 +166,48 @@ def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: b
     reduced ILP has at most this many binaries (None or 0: off)."""
     if old is None or not old.any():
         return int_decompose(SIMD[simd](C_h), K // 2)
-    # MDMCF: relaxed SIMD (row/col sums <= K/2, what Theorem 4.1 needs) against the old A
-    A = sym_decompose_rewiring(C_h, old.sum(axis=0), K // 2) if aware else SIMD[simd](C_h)
-    parts = find_connection(A, old)
-    if aware:                           # MDMCF: the cheapest of all candidates
-        odd = np.transpose(old, (0, 2, 1)) if old_odd is None else old_odd
-        best, floor = _rewiring(parts, old, odd), group_bound(C_h, old, odd)
-        cands = [lambda: kempe_connection(A, old)]
-        P = len(C_h)
-        small = bool(exact_vars) and P <= EXACT_PODS and model_size(C_h, K // 2) <= exact_vars
-        if restarts is None:            # the LP-guided step replaces the restarts
-            restarts = 0 if small else default_restarts(P)
-        runs = eject_runs(P, restarts) if eject else []
-        work = Work(group_work(P, K, len(runs), eject_work), eject_deadline)  # shared by the runs
-        if lns and runs:                # the large-neighbourhood search after the first run
-            runs[0] = dict(runs[0], lns_work=max(1, round(lns * P * K)),
-                           lns_goal=_kept_goal(C_h, old, odd, floor))
-        cands += [lambda kw=kw: eject_connection(C_h, old, improve=P < 64, work=work, **kw)
-                  for kw in runs]
-        for k, make in enumerate(cands):
-            if k >= 2 and work.spent:
-                break                   # restarts only within the budget
-            alt = make()
-            if alt is not None and _realizes(alt, C_h):
-                cost = _rewiring(alt, old, odd)
-                if cost < best:
-                    parts, best = alt, cost
-            if best <= floor:
-                break                   # optimal: no other candidate can rewire less
-        if small and best > floor:
-            alt, _ = lp_guided(C_h, old, odd, parts, EXACT_NODES, full=P <= EXACT_FULL_PODS)
-            if _realizes(alt, C_h) and _rewiring(alt, old, odd) < best:
-                parts = alt
+    parts = find_connection(SIMD[simd](C_h), old) if not aware else _mdmcf_group(
+        C_h, K, old, eject, restarts, old_odd, eject_work, eject_deadline, exact_vars, lns)
     return pair_refine(parts, old, deadline=deadline) if refine else parts
+
+
+def _mdmcf_group(C_h, K, old, eject, restarts, old_odd, eject_work, eject_deadline,
+                 exact_vars, lns) -> list[np.ndarray]:
+    """Steps 2-5 of the module docstring for one group (MDMCF): the cheapest candidate."""
+    P = len(C_h)
+    odd = np.transpose(old, (0, 2, 1)) if old_odd is None else old_odd
+    floor = group_bound(C_h, old, odd)
+    small = bool(exact_vars) and P <= EXACT_PODS and model_size(C_h, K // 2) <= exact_vars
+    if restarts is None:                # the LP-guided step replaces the restarts
+        restarts = 0 if small else default_restarts(P)
+    runs = eject_runs(P, restarts) if eject else []
+    work = Work(group_work(P, K, len(runs), eject_work), eject_deadline)  # shared by the runs
+    if lns and runs:                    # the large-neighbourhood search after the first run
+        runs[0] = dict(runs[0], lns_work=max(1, round(lns * P * K)),
+                       lns_goal=_kept_goal(C_h, old, odd, floor))
+    parts, best = None, NO_COST
+    for k, kw in enumerate(runs):       # 4. the ejection chains first
+        if best <= floor or (k >= 1 and work.spent):
+            break                       # optimal, or restarts only within the budget
+        alt = eject_connection(C_h, old, improve=P < 64, work=work, **kw)
+        if alt is not None and _realizes(alt, C_h) and _rewiring(alt, old, odd) < best:
+            parts, best = alt, _rewiring(alt, old, odd)
+    if best > floor and (parts is None or not lns or work.spent):
+        # 2.-3. (fallbacks after an LNS run, FALLBACK decision): relaxed SIMD (row/column
+        # sums <= K/2, what Theorem 4.1 needs) against the old A, FindConnection, then
+        # keep-and-insert
+        A = sym_decompose_rewiring(C_h, old.sum(axis=0), K // 2)
+        for make in (lambda: find_connection(A, old), lambda: kempe_connection(A, old)):
+            alt = make()
+            if alt is not None and _realizes(alt, C_h) and _rewiring(alt, old, odd) < best:
+                parts, best = alt, _rewiring(alt, old, odd)
+            if best <= floor:
+                break
+    if small and best > floor:          # 5.
+        alt, _ = lp_guided(C_h, old, odd, parts, EXACT_NODES, full=P <= EXACT_FULL_PODS)
+        if _realizes(alt, C_h) and _rewiring(alt, old, odd) < best:
+            parts = alt
+    return parts
 
 
 def group_bound(C_h: np.ndarray, old: np.ndarray, old_odd: np.ndarray) -> int:

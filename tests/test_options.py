@@ -148,7 +148,7 @@ def test_solve_method_help_lists_its_options_on_stdout(capsys):
     code, out, err = main("solve", "--method", "uniform-ilp", "--help", capsys=capsys)
     assert code == 0 and err == ""
     assert "--time-limit" in out                          # the usual help, then the options
-    assert out.index("--time-limit") < out.index("lam (float, default 0.0, 0..1e+06)")
+    assert out.index("--time-limit") < out.index("lam (float, default 0.0, 0..1e+09)")
     assert "helios_start (bool, default 1)" in out
 
 

@@ -74,9 +74,10 @@ ITV_LP_OPTIONS = tuple(o if o.name != "exact_vars" else replace(o, default=EXACT
 ITV_ILP_OPTIONS = (Option("model", str, "reduced", "ILP (1)-(7) as printed (full) or reduced",
                           choices=("reduced", "full")), START, MAX_VARS, MRAR)
 UNIFORM_ILP_OPTIONS = (
-    # an objective weight: finite (inf * 0 unmet is nan), small enough for a solver's numerics
+    # an objective weight: finite (inf * 0 unmet is nan), within a solver's coefficient range
+    # (1e9 against rewiring's 1); above lex_base it is lexicographic anyway
     Option("lam", float, 0.0, "> 0: minimize lam * unmet + rewiring (0: lexicographic)", minimum=0,
-           maximum=1e6),
+           maximum=1e9),
     START, Option("helios_start", bool, True, "also try Helios for the MIP start"), MAX_VARS, MRAR)
 
 

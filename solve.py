@@ -207,9 +207,9 @@ def cmd_list(args) -> int:
     from toolkit.reproduce import TARGETS
 
     out("problems and methods:")
-    out(f"  (under each method its --option NAME=VALUE: name (type, default): help; --time-limit S "
-        f"is the whole run's budget, default {DEFAULT_TIME_LIMIT:g} s for model methods, none for "
-        f"heuristics)")
+    out(f"  (under each method its --option NAME=VALUE: name (type, default, range): help; "
+        f"--time-limit S is the whole run's budget, default {DEFAULT_TIME_LIMIT:g} s for model "
+        f"methods, none for heuristics)")
     for p in problems().values():
         out(f"  {p.name}: {p.summary}")
         for m in p.methods.values():

@@ -138,8 +138,9 @@ def test_param_names_are_case_insensitive_and_take_gurobi_spelling(capsys):
 def test_list_prints_each_methods_options_and_the_default_time_limit(capsys):
     code, out, _ = main("list", capsys=capsys)
     assert code == 0
-    assert "slots (int, default 0)" in out and "refine (greedy|lp, default greedy)" in out
-    assert "ga_time_limit (float, default 0.0)" in out
+    assert "slots (int, default 0, 0..1e+06)" in out and "refine (greedy|lp, default greedy)" in out
+    assert "ga_time_limit (float, default 0.0, 0..1e+07)" in out
+    assert "seed (int, default 0, >= 0)" in out              # declared unbounded (math.inf)
     assert f"default {DEFAULT_TIME_LIMIT:g} s for model methods" in out
 
 
@@ -147,7 +148,7 @@ def test_solve_method_help_lists_its_options_on_stdout(capsys):
     code, out, err = main("solve", "--method", "uniform-ilp", "--help", capsys=capsys)
     assert code == 0 and err == ""
     assert "--time-limit" in out                          # the usual help, then the options
-    assert out.index("--time-limit") < out.index("lam (float, default 0.0)")
+    assert out.index("--time-limit") < out.index("lam (float, default 0.0, 0..1e+09)")
     assert "helios_start (bool, default 1)" in out
 
 

@@ -1,7 +1,7 @@
 """The a2a problem type for the command line: methods, checker metrics, bound, generator."""
 from __future__ import annotations
 
-from math import comb
+from math import comb, inf
 
 from instances.a2a import A2AInstance, check_strategy
 from instances.a2a_workloads import generate
@@ -21,21 +21,30 @@ MAX_PATH_ENTRIES = 60_000_000   # a materialized strategy larger than this is de
 K2_MAX_N = 64              # k >= 2: the families are built for n <= 64 (spec's evaluation range)
 K2_MAX_BASE_SETS = 5000    # k >= 2: exhaustive base-generator search over C(n-1, k) sets
 FAMILIES = ("circulant", "genkautz")      # heuristics.a2a_rdc.FAMILIES
+# option maxima (decisions): above them a value is bad input, not a run
+K2_MAX_N_CAP = 2048        # max_n: beyond n ~ 1415, C(n-1, 2) > K2_BASE_SETS_CAP anyway
+K2_BASE_SETS_CAP = 10**6   # ~19 ms per base set at n = 128: about 5 h of search
 
 K2_SIZE = (
-    Option("max_n", int, K2_MAX_N, "k >= 2: decline n above this", minimum=0),
+    Option("max_n", int, K2_MAX_N, "k >= 2: decline n above this", minimum=0,
+           maximum=K2_MAX_N_CAP),
     Option("max_base_sets", int, K2_MAX_BASE_SETS, "k >= 2: decline when the circulant base "
-           "search scans more generator sets", minimum=0))
+           "search scans more generator sets", minimum=0, maximum=K2_BASE_SETS_CAP))
 K2_OPTIONS = (Option("families", str, ",".join(FAMILIES),
                      "k >= 2: comma list of the topology families"),) + K2_SIZE
 RDC_OPTIONS = (
     Option("order", str, "greedy", "k >= 2 contraction order", choices=("greedy", "seq", "contract")),
     Option("relabel", bool, True, "relabel GPUs for skewed traffic"),
-    Option("relabel_top", int, 3, "candidates relabeled", minimum=0),
-    Option("passes", int, 2, "relabeling local-search passes", minimum=0),
-    Option("restarts", int, 0, "relabeling random restarts", minimum=0),
-    Option("max_evals", int, 4000, "relabeling cost evaluations", minimum=0),
-    Option("seed", int, 0, "random seed")) + K2_OPTIONS
+    # a slice of the candidates (more: all of them)
+    Option("relabel_top", int, 3, "candidates relabeled", minimum=0, maximum=10**4),
+    # a pass without an improvement (or evaluations left) stops the search
+    Option("passes", int, 2, "relabeling local-search passes", minimum=0, maximum=10**6),
+    # each restart costs O(n^2), evaluations left or not
+    Option("restarts", int, 0, "relabeling random restarts", minimum=0, maximum=10**4),
+    # each evaluation is O(n^2); the spec's 4 restarts x 50 passes at n = 512 need <= 3.3e7
+    Option("max_evals", int, 4000, "relabeling cost evaluations", minimum=0, maximum=10**8),
+    # numpy's SeedSequence takes any non-negative integer (a negative one is a ValueError)
+    Option("seed", int, 0, "random seed", minimum=0, maximum=inf)) + K2_OPTIONS
 
 
 def _families(cfg: RunConfig) -> tuple:

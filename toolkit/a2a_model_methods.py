@@ -23,12 +23,15 @@ def _T(inst) -> float:
     return float(inst.link.tau(inst.A[0, 1]))
 
 
-def _max_n(default: int) -> Option:
-    return Option("max_n", int, default, "decline n above this (exact model too large)", minimum=0)
+def _max_n(default: int, cap: int) -> Option:
+    """``cap``: the n where one model reaches ~1e8 variables or constraints (a decision)."""
+    return Option("max_n", int, default, "decline n above this (exact model too large)", minimum=0,
+                  maximum=cap)
 
 
+# d <= n - 1, checked against the instance at run time; the cap is pmedian's max_n cap
 D_OPTION = Option("d", int, 0, "solve only this number of topologies (0: every d, cheapest)",
-                  minimum=0)
+                  minimum=0, maximum=10**4)
 
 
 def _uniform_only(inst, cfg, kind: str = "") -> str | None:
@@ -178,16 +181,20 @@ def _k1(inst, cfg):
 MODEL_METHODS = [
     Method("pmedian", "model", run_pmedian,
            "G1 (spec 2.6, not in the paper): optimal shift set per d (p-median), k=1, cheapest d",
-           (D_OPTION, _max_n(64)), applicable=_k1),
+           (D_OPTION, _max_n(64, 10**4)), applicable=_k1),        # n^2 per model
     Method("exact-k1", "model", run_exact_k1,
            "G2 (spec 2.6): exact k=1 global optimum for unit flows, one MILP per d and cycle type",
-           (D_OPTION, _max_n(6)), applicable=_k1, exact=True),
+           (D_OPTION, _max_n(6, 39)), applicable=_k1, exact=True),  # ~n^5 walk steps
     Method("exact-te", "model", run_exact_te,
            "G3 (spec 2.6): exact time-expanded MILP, any k, tiny n, one MILP per d",
-           (D_OPTION, Option("rho", int, 0, "rounds per topology (0: n - 1)", minimum=0),
-            _max_n(4)), applicable=_uniform_only, exact=True),
+           # y: d rho n(n-1) (n-1) n(n-1) ~ n^7 at d = rho = n - 1; more rounds than the
+           # n(n-1) <= 156 flows (n <= 13) never help
+           (D_OPTION, Option("rho", int, 0, "rounds per topology (0: n - 1)", minimum=0,
+                             maximum=1000),
+            _max_n(4, 13)), applicable=_uniform_only, exact=True),
     Method("pack-ilp", "model", run_pack_ilp,
            "G4 (spec 2.6): optimal round packing of our d=1 topology's fixed paths",
            (Option("family", str, "genkautz", "k >= 2: the topology family (k = 1: the ring)",
-                   choices=("genkautz", "circulant")), _max_n(8)), applicable=_uniform_only),
+                   choices=("genkautz", "circulant")), _max_n(8, 464)),   # ~n^3 a[p, r]
+           applicable=_uniform_only),
 ]

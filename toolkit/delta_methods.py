@@ -1,6 +1,7 @@
 """The DELTA problem type for the command line: baselines, metrics, generator."""
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -8,7 +9,7 @@ import numpy as np
 from instances.delta import DeltaInstance, check_solution, from_job, makespan_of
 from instances.delta_models import TABLE_I
 from instances.errors import InstanceError
-from toolkit.options import Option
+from toolkit.options import MAX_SECONDS, MAX_WORKERS, Option, OptionError
 from toolkit.registry import (lazy, Generator, Method, MethodOutput, Problem, RunConfig,
                               register_problem)
 
@@ -172,9 +173,15 @@ def _convergence(res, t_prep: float) -> dict:
 
 
 def run_fts(inst: DeltaInstance, cfg: RunConfig) -> MethodOutput:
-    """Fixed-time-step MILP (Appendix A); its topology is judged by the simulator."""
+    """Fixed-time-step MILP (Appendix A); its topology is judged by the simulator. A step
+    cutting the reference makespan into more than FTS_SLICES_MAX slices is bad input (an
+    OptionError before the model is built; 1e-300 would reach ``int()`` and an allocation)."""
     ref_name, _, sim = reference_run(inst)
     step = cfg.option("step") or sim.makespan / 200.0
+    if sim.makespan > FTS_SLICES_MAX * step:
+        raise OptionError(f"option step: {step:g} ms cuts the reference makespan "
+                          f"({sim.makespan:g} ms) into more than {FTS_SLICES_MAX:.0e} slices; "
+                          f"expected a step >= {sim.makespan / FTS_SLICES_MAX:.3g} ms")
     model, h = build_fixed_step(inst, step, sim.makespan * (1 + 1e-6), fair=cfg.option("fair"))
     res = solve(model, **cfg.solve_kw())
     extra = {"reference": ref_name, "step_ms": step, "slices": h.T}
@@ -260,33 +267,45 @@ def generate(model="gpt-7b", micro_batches=0, seq_len=4096, bandwidth_gbps=400.0
     return inst
 
 
+# option maxima (decisions): above them a value is bad input, not a run
+POP_MAX = 10**5          # GA population: each generation simulates up to this many topologies
+GENERATIONS_MAX = 10**7  # generation and stall caps (the GA has no clock of its own by default)
+K_PAD_MAX = 10**4        # extra intervals: the interval model grows with K = events + k_pad
+MARGIN_MAX = 10**6       # window margin, intervals: wider than any K is "no anchor"; numpy int64
+STEP_MAX = 1e9           # ms; a step above the reference makespan is one slice
+FTS_SLICES_MAX = 10**6   # reference makespan / step: the FTS model has 4 x tasks x slices variables
 POLICY = (Option("policy", str, "maxmin", "simulator rate rule: max-min fair over links and NICs, "
                  "or link_equal (the paper's Eq. 17)", choices=("maxmin", "link_equal")),)
 GA_OPTIONS = (
-    Option("pop", int, 64, "population size", minimum=2),
-    Option("generations", int, 5000, "generation cap", minimum=1),
-    Option("stall", int, 200, "stop after this many generations without improvement", minimum=1),
-    Option("seed", int, 0, "random seed"),
-    Option("workers", int, 1, "fitness worker processes", minimum=1),
+    Option("pop", int, 64, "population size", minimum=2, maximum=POP_MAX),
+    Option("generations", int, 5000, "generation cap", minimum=1, maximum=GENERATIONS_MAX),
+    Option("stall", int, 200, "stop after this many generations without improvement", minimum=1,
+           maximum=GENERATIONS_MAX),
+    # numpy's SeedSequence takes any non-negative integer (a negative one is a ValueError)
+    Option("seed", int, 0, "random seed", minimum=0, maximum=math.inf),
+    Option("workers", int, 1, "fitness worker processes", minimum=1, maximum=MAX_WORKERS),
     Option("ga_time_limit", float, 0.0, "GA time cap, s (0: none of its own; --time-limit caps it)",
-           minimum=0),
+           minimum=0, maximum=MAX_SECONDS),
 )
 INTERVAL_OPTIONS = (
     Option("prune", bool, True, "Algorithm 1 windows: only the kept task-time variables"),
     Option("anchors", bool, True, "anchor the windows at the reference simulation"),
-    Option("margin", int, 2, "window margin, intervals", minimum=0),
-    Option("k_pad", int, 2, "intervals added to the reference's events", minimum=0),
+    Option("margin", int, 2, "window margin, intervals", minimum=0, maximum=MARGIN_MAX),
+    Option("k_pad", int, 2, "intervals added to the reference's events", minimum=0,
+           maximum=K_PAD_MAX),
     Option("tighten", bool, True, "spec 2.1 valid inequalities (prune=0 tighten=0: the paper's model)"),
     Option("paper_exact", bool, False, "Eq. 18 as printed (no tails)"),
     Option("hotstart", bool, True, "the reference's simulated schedule as MIP start"),
     Option("ports", bool, False, "lexicographic stage (Eq. 4): fewest circuits at C <= C* (1 + port_tol)"),
-    Option("port_tol", float, 1e-6, "relative slack on C* in the ports stage", minimum=0),
+    Option("port_tol", float, 1e-6, "relative slack on C* in the ports stage", minimum=0,
+           maximum=1e6),                 # C <= C* (1 + tol): finite, a bound a solver can take
 )
 HOTSTART_OPTIONS = INTERVAL_OPTIONS + GA_OPTIONS + (
     Option("ga_share", float, 0.5, "largest share of the time budget the GA may take (the MILP "
-           "gets the rest)", minimum=0),)
+           "gets the rest)", minimum=0, maximum=1),)
 FTS_OPTIONS = (
-    Option("step", float, 0.0, "time step, ms (0: the reference makespan / 200)", minimum=0),
+    Option("step", float, 0.0, "time step, ms (0: the reference makespan / 200; at most "
+           f"{FTS_SLICES_MAX:.0e} slices of it)", minimum=0, maximum=STEP_MAX),
     Option("fair", bool, False, "add Eq. 29 (fair sharing)"),
 )
 

@@ -13,7 +13,7 @@ from instances.lumos_size import guard_logical
 from instances.lumos_logical import LogicalInstance
 from instances.lumos_check import check_logical
 from instances.lumos_workloads import random_requirement
-from toolkit.options import Option
+from toolkit.options import MAX_MODEL_VARS, Option
 from toolkit.registry import lazy, Generator, Method, MethodOutput, Problem, RunConfig, \
     register_problem
 
@@ -30,7 +30,8 @@ logical_start = lazy("models.lumos_logical", "logical_start")
 MAX_VARS = 200_000
 SIMD = (Option("simd", str, "euler", "SIMD step", choices=("euler", "flow")),)
 ILP_OPTIONS = (Option("start", bool, True, "Heuristic-Decomposition as MIP start"),
-               Option("max_vars", int, MAX_VARS, "decline models with more variables", minimum=0))
+               Option("max_vars", int, MAX_VARS, "decline models with more variables", minimum=0,
+                      maximum=MAX_MODEL_VARS))
 
 
 def contention_bound(inst: LogicalInstance) -> float:

@@ -12,7 +12,7 @@ import numpy as np
 from instances.errors import InstanceError
 from instances.lumos_placement import PlacementInstance, guard_placement
 from instances.lumos_placement_check import check_placement
-from toolkit.options import Option
+from toolkit.options import MAX_MODEL_VARS, Option
 from toolkit.registry import lazy, Generator, Method, MethodOutput, Problem, RunConfig, register_problem
 
 greedy_placement = lazy("heuristics.lumos_placement", "greedy_placement")
@@ -22,7 +22,7 @@ PODS_FIRST = Option("pods_first", bool, False,
                     "fewest Pods (and leaves) first, then fewest idle GPUs (spec 2.8 weighting)")
 MAX_VARS = 200_000
 MAX_VARS_OPT = Option("max_vars", int, MAX_VARS, "decline clusters whose models could have more "
-                      "variables (3 per Pod + 2 per leaf)", minimum=0)
+                      "variables (3 per Pod + 2 per leaf)", minimum=0, maximum=MAX_MODEL_VARS)
 EP_SPLIT = Option("ep_split", bool, False, "allow EP domains across Pods when no placement keeps "
                   "them whole (the [002] 4.2.1 fragmentation exception)")
 

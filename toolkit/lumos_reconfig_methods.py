@@ -17,7 +17,7 @@ import numpy as np
 from instances.lumos import UNIVERSAL, Fabric, OcsConfig, ReconfigInstance, perm_from_matrix
 from instances.lumos_check import check_config, fibre_paths, lex_base, realized_topology
 from instances.lumos_workloads import job_sequence, random_topology, topology_sequence
-from toolkit.options import Option
+from toolkit.options import MAX_MODEL_VARS, MAX_SECONDS, MAX_WORKERS, Option
 from toolkit.registry import lazy, Generator, Method, MethodOutput, Problem, RunConfig, \
     register_problem
 
@@ -46,7 +46,7 @@ MAX_RESTARTS = 1000      # ejection restarts: their option list is built up fron
 MRAR = Option("mrar", bool, False, "add MRAR (eq. 16) against ITV-ILP from the same old configuration")
 START = Option("start", bool, True, "a heuristic configuration as MIP start")
 MAX_VARS = Option("max_vars", int, ILP_MAX_VARS, "decline above this many binaries per group",
-                  minimum=0)
+                  minimum=0, maximum=MAX_MODEL_VARS)
 ITV_OPTIONS = (
     Option("simd", str, "euler", "SIMD step", choices=("euler", "flow")),
     Option("eject", bool, True, "ejection chains with orientation freedom (an addition)"),
@@ -57,24 +57,27 @@ ITV_OPTIONS = (
            maximum=MAX_WORK),
     Option("exact_vars", int, 0, "LP-guided exact step (HiGHS, node limit) on groups whose "
            "reduced ITV-ILP has at most this many binaries (0: off; itv-mdmcf-lp: "
-           f"{EXACT_VARS})", minimum=0),
+           f"{EXACT_VARS})", minimum=0, maximum=MAX_MODEL_VARS),
     Option("lns", float, 0.0, "large-neighbourhood search after the first ejection-chain run "
            "(heuristics.lumos_lns), work units per OCS port, deterministic (0: off; 300 met "
            "1.03x of the proven ITV-ILP optima at ~20x ITV-MCF's time)", minimum=0,
            maximum=MAX_WORK),
     Option("workers", int, 0, "group worker processes (0: 2 at P >= 32 and >= 2 CPUs; at most "
-           "--threads)", minimum=0),
+           "--threads)", minimum=0, maximum=MAX_WORKERS),
     Option("refine", bool, False, "pairwise local search (an addition)"),
     Option("refine_budget", float, 0.0, "refine time budget, s (0: none; --time-limit caps it)",
-           minimum=0),
+           minimum=0, maximum=MAX_SECONDS),
     MRAR)
 # itv-mdmcf-lp: the same options with the LP-guided step on by default
-ITV_LP_OPTIONS = tuple(o if o.name != "exact_vars" else
-                       Option(o.name, o.kind, EXACT_VARS, o.help, minimum=0) for o in ITV_OPTIONS)
+ITV_LP_OPTIONS = tuple(o if o.name != "exact_vars" else replace(o, default=EXACT_VARS)
+                       for o in ITV_OPTIONS)
 ITV_ILP_OPTIONS = (Option("model", str, "reduced", "ILP (1)-(7) as printed (full) or reduced",
                           choices=("reduced", "full")), START, MAX_VARS, MRAR)
 UNIFORM_ILP_OPTIONS = (
-    Option("lam", float, 0.0, "> 0: minimize lam * unmet + rewiring (0: lexicographic)", minimum=0),
+    # an objective weight: finite (inf * 0 unmet is nan), within a solver's coefficient range
+    # (1e9 against rewiring's 1); above lex_base it is lexicographic anyway
+    Option("lam", float, 0.0, "> 0: minimize lam * unmet + rewiring (0: lexicographic)", minimum=0,
+           maximum=1e9),
     START, Option("helios_start", bool, True, "also try Helios for the MIP start"), MAX_VARS, MRAR)
 
 

@@ -17,7 +17,7 @@ from instances.lumos_size import guard_logical, guard_reconfig
 from instances.lumos_staging import DEFAULT_IOTA, Staging, StagingInstance, changed_groups, \
     check_staging
 from instances.lumos_workloads import churn_requirement, random_requirement
-from toolkit.options import Option
+from toolkit.options import MAX_MODEL_VARS, Option
 from toolkit.registry import lazy, Generator, Method, MethodOutput, Problem, RunConfig, \
     register_problem
 
@@ -36,7 +36,8 @@ ILP_OPTIONS = (
            "lower bound + 1, ... (first feasible); direct: one model, min stages used",
            choices=("loop", "direct")),
     Option("start", bool, True, "first-fit decreasing as upper bound (loop) / MIP start (direct)"),
-    Option("max_vars", int, MAX_VARS, "decline models with more binaries", minimum=0),
+    Option("max_vars", int, MAX_VARS, "decline models with more binaries", minimum=0,
+           maximum=MAX_MODEL_VARS),
 )
 
 

@@ -3,6 +3,12 @@
 A method declares its ``--option`` names as a tuple of :class:`Option`; the command line
 values are converted and checked against it (:func:`parse_options`) before the method
 runs, and the method reads them with ``cfg.option(name)`` (the default comes from here).
+
+Every int and float option declares a ``maximum`` (a test checks): a value no real use
+exceeds, so that absurd sizes (process counts, allocations, loops that would run for days,
+1e300 reaching an ``int()``) are bad input, exit 2 naming the option, before the run. The
+caps are fixed numbers, not the machine's (CPU count, memory): the same command is accepted
+everywhere. ``math.inf`` declares an option harmless at any size (a seed).
 """
 from __future__ import annotations
 
@@ -11,6 +17,11 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+# maxima shared by several problems' options (decisions; the paper and specs are silent)
+MAX_WORKERS = 256         # worker processes: a fixed cap, not the CPU count
+MAX_MODEL_VARS = 10**8    # max_vars-like thresholds: 1e8 variables is tens of GiB in a solver
+MAX_SECONDS = 1e7         # an option's own time cap (~116 days); 0 is "none", so inf is refused
 
 
 class OptionError(ValueError):
@@ -34,16 +45,28 @@ class Option:
             raise OptionError(f"option {self.name}: expected one of {', '.join(map(str, self.choices))}, "
                               f"got {raw!r}")
         if self.minimum is not None and val < self.minimum:
-            raise OptionError(f"option {self.name}: expected a value >= {self.minimum:g}, got {raw!r}")
+            raise OptionError(f"option {self.name}: expected a value >= {_num(self.minimum)}, "
+                              f"got {raw!r}")
         if self.maximum is not None and val > self.maximum:
-            raise OptionError(f"option {self.name}: expected a value <= {self.maximum:g}, got {raw!r}")
+            raise OptionError(f"option {self.name}: expected a value <= {_num(self.maximum)}, "
+                              f"got {raw!r}")
         return val
 
     def describe(self) -> str:
-        """``name (type, default D): help`` for ``solve.py list`` and ``--help``."""
+        """``name (type, default D[, range]): help`` for ``solve.py list`` and ``--help``;
+        the range of a number: ``lo..hi``, ``>= lo`` (no finite maximum) or ``<= hi``."""
         kind = "|".join(map(str, self.choices)) if self.choices else self.kind.__name__
         dflt = int(self.default) if self.kind is bool else self.default
-        return f"{self.name} ({kind}, default {dflt}): {self.help}"
+        lo = self.minimum
+        hi = None if self.maximum == math.inf else self.maximum
+        rng = (f"{_num(lo)}..{_num(hi)}" if lo is not None and hi is not None else
+               f">= {_num(lo)}" if lo is not None else f"<= {_num(hi)}" if hi is not None else "")
+        return f"{self.name} ({kind}, default {dflt}{', ' + rng if rng else ''}): {self.help}"
+
+
+def _num(v: float) -> str:
+    """``v`` short: whole numbers below 1e6 as digits, others as ``%g`` (1e+08, 0.5)."""
+    return str(int(v)) if float(v).is_integer() and abs(v) < 1e6 else f"{v:g}"
 
 
 def _convert(opt: Option, raw):

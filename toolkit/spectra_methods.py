@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from instances.spectra import SpectraInstance, check_schedule
 from instances.spectra_workloads import generate
-from toolkit.options import Option
+from toolkit.options import MAX_MODEL_VARS, Option
 from toolkit.registry import (lazy, Generator, Method, MethodOutput, Problem, RunConfig,
                               register_problem)
 
@@ -35,6 +35,12 @@ schedule_makespan = lazy("instances.spectra", "makespan")
 
 MILP_MAX_VARS = 5000  # above this, `milp` declines (override: --option max_vars=N)
 MAX_MATCHINGS = 2000  # above this, `milp-matchings` declines (n <= 6 has a few hundred)
+# option maxima (decisions): above them a value is bad input, not a run
+QUANTILES_MAX = 10**6    # alpha candidates (a linspace of this many); more than n^2 = exhaustive
+SLOTS_MAX = 10**6        # T per switch: the model has >= 2 s T variables
+MATCHINGS_MAX = 10**5    # the count enumerates up to 50x this many partial matchings (n ints
+                         # each); supp(D) = K_8 has 8! = 40320 maximal matchings
+SLACK_MAX = 1e6          # split_eps: T = (1 + eps) rho / s; eps >= s - 1 is already no balance
 
 EDGE_MODE = Option("edge_mode", str, "supp", "Decompose's edge set: support of D (supp) or of the "
                    "remaining demand (srem)", choices=("supp", "srem"))
@@ -49,17 +55,21 @@ SPECTRA_OPTIONS = (
 ECLIPSE_OPTIONS = (
     Option("alpha_search", str, "quantile", "Eclipse's alpha search",
            choices=("quantile", "exhaustive")),
-    Option("quantiles", int, 64, "alpha candidates of the quantile search", minimum=2),
+    Option("quantiles", int, 64, "alpha candidates of the quantile search", minimum=2,
+           maximum=QUANTILES_MAX),
     Option("equalize", bool, True, "run Equalize after LPT"), MERGE)
 SPLIT_OPTIONS = (
-    Option("split_eps", float, 0.0, "balance slack of the split MILP", minimum=0),
+    Option("split_eps", float, 0.0, "balance slack of the split MILP", minimum=0,
+           maximum=SLACK_MAX),
     Option("start", bool, True, "the greedy split as MIP start"), EDGE_MODE)
 MILP_OPTIONS = (
-    Option("slots", int, 0, "T, configurations per switch (0: max(k, Spectra's))", minimum=0),
+    Option("slots", int, 0, "T, configurations per switch (0: max(k, Spectra's))", minimum=0,
+           maximum=SLOTS_MAX),
     Option("lb_cut", bool, True, "add the lower-bound cut"),
     Option("symmetry", bool, True, "symmetry-breaking constraints"),
     Option("start", bool, True, "Spectra's schedule as MIP start"),
-    Option("max_vars", int, MILP_MAX_VARS, "decline models with more variables", minimum=0))
+    Option("max_vars", int, MILP_MAX_VARS, "decline models with more variables", minimum=0,
+           maximum=MAX_MODEL_VARS))
 
 MATCHING_OPTIONS = (
     Option("lb_cut", bool, True, "C >= the Theorem 1-2 lower bound"),
@@ -70,7 +80,7 @@ MATCHING_OPTIONS = (
     Option("symmetry", bool, True, "order the identical switches by their first matching"),
     Option("start", bool, True, "Spectra's schedule as MIP start"),
     Option("max_matchings", int, MAX_MATCHINGS, "decline supports with more maximal matchings",
-           minimum=1))
+           minimum=1, maximum=MATCHINGS_MAX))
 
 
 def _spectra_opts(cfg: RunConfig) -> dict:

@@ -330,12 +330,12 @@ def _run_batch(args, methods, progress: bool):
     """The batch of ``args`` (batch or gap) into its --out folder (none: in memory);
     returns the BatchReport and where the records are. Declines and bad files go to stderr."""
     from toolkit.batch import SchedulerError, run_batch
-    from toolkit.options import OptionError
+    from toolkit.options import MAX_WORKERS, OptionError
     from toolkit.outdir import RECORDS_CSV
 
     cfg = _config(args)
-    if args.workers < 1:
-        raise BadInput(f"--workers must be >= 1, got {args.workers}")
+    if not 1 <= args.workers <= MAX_WORKERS:
+        raise BadInput(f"--workers must be in 1..{MAX_WORKERS}, got {args.workers}")
     folder = _out_folder(args.out) if args.out else None
     csv_path = folder / RECORDS_CSV if folder else None
     try:

@@ -103,6 +103,8 @@ def test_dict_and_object_instances():
     ("mip_gap", -0.1, "must be >= 0"),
     ("threads", 0, "must be >= 1"),
     ("threads", 1.5, "must be an integer"),
+    ("threads", 10**6, "must be <= 1024, got 1000000"),
+    ("time_limit", 1e300, "must be <= 1e+07 s, got 1e+300"),
     ("backend", "cplex", "must be one of auto, gurobi, highs"),
     ("params", ["TimeLimit"], "must be a dict"),
     ("params", {"MIPFocuss": 1}, "name MIPFocuss: not a Gurobi parameter; did you mean MIPFocus"),
@@ -120,6 +122,8 @@ def test_bad_setting_names_the_field(setting, value, words):
     ("--time-limit", "-1", "--time-limit must be > 0, got -1.0"),
     ("--mip-gap", "-0.1", "--mip-gap must be >= 0, got -0.1"),
     ("--threads", "0", "--threads must be >= 1, got 0"),
+    ("--threads", "1000000", "--threads must be <= 1024, got 1000000"),
+    ("--time-limit", "1e300", "--time-limit must be <= 1e+07 s, got 1e+300"),
 ])
 def test_cli_has_the_same_rules(capsys, flag, value, words):
     code, recs = cli_records(["solve", WORKED, flag, value])
@@ -208,6 +212,9 @@ def test_batch_bad_settings():
     assert exc.value.field == "time_limit"
     with pytest.raises(api.ConfigError, match="write_model"):
         api.batch(FILES, write_model="m.mps")
+    for bad in (0, 10**6, 2.0):
+        with pytest.raises(api.ConfigError, match=r"workers must be an integer in 1\.\.256"):
+            api.batch(FILES, workers=bad)
 
 
 # --------------------------------------------------------------------------------------

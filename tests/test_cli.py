@@ -158,6 +158,13 @@ def test_batch_with_two_workers(tmp_path):
     assert len(rows(out / "records.csv")) == 6
 
 
+@pytest.mark.parametrize("n", [0, 100000])
+def test_batch_workers_out_of_range_is_bad_input(tmp_path, n):
+    code, stdout, err = cli("batch", _batch_dir(tmp_path), "--workers", n, "--no-progress")
+    assert code == 2 and not stdout
+    assert err.strip() == f"error: --workers must be in 1..256, got {n}"
+
+
 def test_batch_on_dask_local_cluster(tmp_path):
     distributed = pytest.importorskip("distributed")
     from toolkit.batch import run_batch

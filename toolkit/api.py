@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.config import ConfigError, make_config
+from toolkit.options import MAX_WORKERS
 from toolkit.run import CORE_FIELDS, Interrupted, NotApplicable, run_task
 
 __all__ = ["solve", "batch", "Record", "ConfigError", "NotApplicable", "Interrupted",
@@ -143,8 +144,8 @@ def batch(paths, methods=None, *, out: str | os.PathLike | None = None, workers:
         if bad or not methods:
             raise ConfigError("methods", f"has unknown method(s) {', '.join(bad) or '(none given)'} "
                               f"(known: {', '.join(sorted(known_methods()))})")
-    if not (isinstance(workers, int) and workers >= 1):
-        raise ConfigError("workers", f"must be an integer >= 1, got {workers!r}")
+    if not (isinstance(workers, int) and 1 <= workers <= MAX_WORKERS):
+        raise ConfigError("workers", f"must be an integer in 1..{MAX_WORKERS}, got {workers!r}")
     with tempfile.TemporaryDirectory() as tmp:
         csv = Path(out) if out is not None else Path(tmp) / "runs.csv"
         rep = run_batch(paths, methods, cfg, csv, workers=workers, scheduler=scheduler,

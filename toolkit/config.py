@@ -10,11 +10,12 @@ from __future__ import annotations
 import math
 from dataclasses import fields
 
-from toolkit.options import OptionError, check_params
+from toolkit.options import MAX_SECONDS, OptionError, check_params
 from toolkit.registry import RunConfig
 
 BACKENDS = ("auto", "gurobi", "highs")          # = models.backend.BACKENDS (a test checks)
 MODEL_FORMATS = (".mps", ".lp")                 # --write-model suffixes (Gurobi's writer)
+MAX_THREADS = 1024                              # solver threads (Gurobi's own maximum)
 
 
 class ConfigError(ValueError):
@@ -43,10 +44,14 @@ def check_config(cfg: RunConfig) -> RunConfig:
         raise ConfigError("backend", f"must be one of {', '.join(BACKENDS)}, got {cfg.backend!r}")
     if cfg.time_limit is not None and _number("time_limit", cfg.time_limit) <= 0:
         raise ConfigError("time_limit", f"must be > 0, got {cfg.time_limit}")
+    if cfg.time_limit is not None and cfg.time_limit > MAX_SECONDS:
+        raise ConfigError("time_limit", f"must be <= {MAX_SECONDS:g} s, got {cfg.time_limit:g}")
     if cfg.mip_gap is not None and _number("mip_gap", cfg.mip_gap) < 0:
         raise ConfigError("mip_gap", f"must be >= 0, got {cfg.mip_gap}")
     if cfg.threads is not None and _number("threads", cfg.threads, integer=True) < 1:
         raise ConfigError("threads", f"must be >= 1, got {cfg.threads}")
+    if cfg.threads is not None and cfg.threads > MAX_THREADS:
+        raise ConfigError("threads", f"must be <= {MAX_THREADS}, got {cfg.threads}")
     for name in ("params", "options"):
         val = getattr(cfg, name)
         if not isinstance(val, dict) or not all(isinstance(k, str) for k in val):

@@ -41,6 +41,8 @@ from heuristics.lumos_konig import place
 RUIN = 6                    # up to 2 + RUIN units re-inserted per iteration
 TEMP = 1.0                  # annealing temperature, in old circuits kept
 STATES = 200                # chain-search bound per unit
+EXTEND = 0                  # up to this many more put-backs next to the ruin
+PATIENCE = 1e9              # stop after this much work per OCS port without a gain
 SCAN_WORK = 256             # an iteration's O(M n) scans: 1 unit per this many ports
 
 
@@ -73,7 +75,7 @@ def _direct(G, a, b):
 
 
 @njit
-def _ruin(G, m, s, t, size, rng, ua, ub, pods, cand):
+def _ruin(G, m, s, t, size, rng, ua, ub, pods, cand, ext, avail, wk):
     """Steps 2-3: put m: s -> t back, removing what blocks it and more; returns the number
     of units to re-insert (in ua, ub), or -1 if no copy of {s, t} could be dropped."""
     out, inn, old, cap, cnt = G[0], G[1], G[2], G[3], G[4]
@@ -118,11 +120,71 @@ def _ruin(G, m, s, t, size, rng, ua, ub, pods, cand):
             y = out[m2, x]
             drop(G, m2, x, y)
             U = _add(ua, ub, U, x, y)
+    return _extend(G, U, ext, rng, ua, ub, cand, avail, wk)
+
+
+@njit
+def _extend(G, U, ext, rng, ua, ub, cand, avail, wk):
+    """Up to ``ext`` more put-backs next to the ruin: an old circuit m: x -> y not kept,
+    with a port of its old place free, whose pair has a unit to re-insert or a copy not
+    kept (that unit is used, or that copy dropped); what holds its other port is removed
+    (a unit to re-insert). Returns the number of units."""
+    out, inn, old = G[0], G[1], G[2]
+    M, n = out.shape
+    if ext == 0:
+        return U
+    avail[:] = 0                                    # units of a pair free to move there
+    for m in range(M):
+        for x in range(n):
+            y = out[m, x]
+            if y >= 0 and old[m, x] != y:
+                avail[x, y] += 1
+                avail[y, x] += 1
+    for k in range(U):
+        avail[ua[k], ub[k]] += 1
+        avail[ub[k], ua[k]] += 1
+    for _ in range(ext):
+        wk[0] += 1 + M * n // SCAN_WORK
+        K = 0
+        for m in range(M):
+            for x in range(n):
+                y = old[m, x]
+                if y >= 0 and out[m, x] != y and (out[m, x] < 0 or inn[m, y] < 0) and \
+                        avail[x, y] > 0:
+                    cand[K] = m * n + x
+                    K += 1
+        if K == 0:
+            break
+        c = cand[rng.integers(0, K)]
+        m, x = c // n, c % n
+        y = old[m, x]
+        o, i = out[m, x], inn[m, y]
+        done = False
+        for k in range(U):                          # a unit of the pair: used here
+            if not done and min(ua[k], ub[k]) == min(x, y) and max(ua[k], ub[k]) == max(x, y):
+                ua[k], ub[k] = ua[U - 1], ub[U - 1]
+                U -= 1
+                done = True
+        for m2 in range(M):                         # else a copy not kept: dropped
+            for e in range(2):
+                a, b = (x, y) if e == 0 else (y, x)
+                if not done and out[m2, a] == b and old[m2, a] != b:
+                    drop(G, m2, a, b)
+                    done = True
+        avail[x, y] -= 1
+        avail[y, x] -= 1
+        if o >= 0:                                  # not kept (the old Rx of x is y)
+            drop(G, m, x, o)
+            U = _add(ua, ub, U, x, o)
+        if i >= 0:
+            drop(G, m, i, y)
+            U = _add(ua, ub, U, i, y)
+        put(G, m, x, y)
     return U
 
 
 @njit
-def search(G, ruin, temp, max_states, rng, wk, moves, goal):
+def search(G, ruin, temp, max_states, rng, wk, moves, goal, patience, ext):
     """Steps 1-5 of the module docstring on the complete assignment ``G`` (excess copies
     dropped) until the budget ``wk`` = [used, limit, stopped] is spent, no old circuit
     qualifies, or ``goal`` old circuits are kept (an upper bound: nothing to gain);
@@ -131,13 +193,14 @@ def search(G, ruin, temp, max_states, rng, wk, moves, goal):
     M, n = out.shape
     lost = np.empty(M * n, np.int64)
     cand = np.empty(M * n, np.int64)
-    ua, ub = np.empty(ruin + 3, np.int64), np.empty(ruin + 3, np.int64)
+    ua, ub = np.empty(ruin + ext + 4, np.int64), np.empty(ruin + ext + 4, np.int64)
+    avail = np.zeros((n, n), np.int64)
     pods = np.zeros(n, np.bool_)
     loose = np.zeros((n, n), np.bool_)
     zero = np.zeros((M, n), np.int64)
-    stats = np.zeros(3, np.int64)
+    stats = np.zeros(4, np.int64)
     best, best_out = meta[0], out.copy()
-    while not spent(wk) and best < goal:
+    while not spent(wk) and best < goal and wk[0] - wk[3] < patience:
         loose[:] = False                            # 1. pairs with a copy not kept
         for m in range(M):
             for s in range(n):
@@ -160,7 +223,7 @@ def search(G, ruin, temp, max_states, rng, wk, moves, goal):
         before = meta[0]
         mark(G)
         U = _ruin(G, m, s, old[m, s], 2 + rng.integers(0, ruin + 1), rng, ua, ub, pods,
-                  cand)                             # 2.-3.
+                  cand, rng.integers(0, ext + 1) if ext > 0 else 0, avail, wk)  # 2.-3.
         ok = U >= 0
         for k in range(max(U, 0)):                  # 4. recreate, random order
             r = k + rng.integers(0, U - k)
@@ -179,6 +242,8 @@ def search(G, ruin, temp, max_states, rng, wk, moves, goal):
             if meta[0] > best:
                 best = meta[0]
                 best_out[:] = out
+                stats[3] = wk[0]
+                wk[3] = wk[0]
         else:
             undo(G)
     if meta[0] < best:                              # back to the best assignment seen
@@ -193,10 +258,11 @@ def search(G, ruin, temp, max_states, rng, wk, moves, goal):
     return stats
 
 
-def with_journal(G, ruin: int = RUIN):
+def with_journal(G, ruin: int | None = None):
     """``G`` with an undo journal long enough for one iteration: ruin + 2 units, each
     re-inserted by a chain (<= 41 moves) or a Konig swap after a shed and a path reversal
     (O(n) moves), each move a put and up to three drops."""
     n = G[0].shape[1]
+    ruin = RUIN + EXTEND if ruin is None else ruin
     rows = max(LOG_ROWS, (ruin + 4) * (4 * (41 + 2 * n + 2) + 4 * n) + 64)
     return G[:6] + (np.empty((rows, 4), np.int64),) + G[7:]

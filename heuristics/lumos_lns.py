@@ -38,10 +38,10 @@ from heuristics.lumos_chain import LOG_ROWS, commit, drop, mark, njit, put, undo
 from heuristics.lumos_eject_steps import drop_excess, spent
 from heuristics.lumos_konig import place
 
-RUIN = 6                    # up to 2 + RUIN units re-inserted per iteration
+RUIN = 10                   # up to 2 + RUIN units re-inserted per iteration
 TEMP = 1.0                  # annealing temperature, in old circuits kept
 STATES = 200                # chain-search bound per unit
-EXTEND = 0                  # up to this many more put-backs next to the ruin
+EXTEND = 12                 # up to this many more put-backs next to the ruin
 PATIENCE = 1e9              # stop after this much work per OCS port without a gain
 SCAN_WORK = 256             # an iteration's O(M n) scans: 1 unit per this many ports
 
@@ -184,7 +184,7 @@ def _extend(G, U, ext, rng, ua, ub, cand, avail, wk):
 
 
 @njit
-def search(G, ruin, temp, max_states, rng, wk, moves, goal, patience, ext):
+def search(G, ruin, ext, temp, max_states, rng, wk, moves, goal, patience):
     """Steps 1-5 of the module docstring on the complete assignment ``G`` (excess copies
     dropped) until the budget ``wk`` = [used, limit, stopped] is spent, no old circuit
     qualifies, or ``goal`` old circuits are kept (an upper bound: nothing to gain);
@@ -223,7 +223,7 @@ def search(G, ruin, temp, max_states, rng, wk, moves, goal, patience, ext):
         before = meta[0]
         mark(G)
         U = _ruin(G, m, s, old[m, s], 2 + rng.integers(0, ruin + 1), rng, ua, ub, pods,
-                  cand, rng.integers(0, ext + 1) if ext > 0 else 0, avail, wk)  # 2.-3.
+                  cand, rng.integers(0, ext + 1), avail, wk)  # 2.-4.
         ok = U >= 0
         for k in range(max(U, 0)):                  # 4. recreate, random order
             r = k + rng.integers(0, U - k)
@@ -259,10 +259,11 @@ def search(G, ruin, temp, max_states, rng, wk, moves, goal, patience, ext):
 
 
 def with_journal(G, ruin: int | None = None):
-    """``G`` with an undo journal long enough for one iteration: ruin + 2 units, each
+    """``G`` with an undo journal long enough for one iteration of up to 2 + ``ruin`` units
+    (default RUIN + EXTEND): the ruin's drops and puts (<= 4 rows per unit), then each unit
     re-inserted by a chain (<= 41 moves) or a Konig swap after a shed and a path reversal
     (O(n) moves), each move a put and up to three drops."""
     n = G[0].shape[1]
-    ruin = RUIN + EXTEND if ruin is None else ruin
-    rows = max(LOG_ROWS, (ruin + 4) * (4 * (41 + 2 * n + 2) + 4 * n) + 64)
+    units = 2 + (RUIN + EXTEND if ruin is None else ruin)
+    rows = max(LOG_ROWS, units * (4 * (41 + 2 * n + 2) + 4 * n + 4) + 64)
     return G[:6] + (np.empty((rows, 4), np.int64),) + G[7:]

@@ -133,13 +133,10 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
         from heuristics import lumos_lns as ln
         G, rng = ln.with_journal(G), _generator(LNS_SEED if seed is None else seed)
         step = lns_work if work.deadline is None else LNS_CHUNK  # chunks: time limit only
-        lw = np.zeros(4, np.int64)                      # [used, limit, stopped, last gain]
-        M = G[0].shape[0]
-        patience = max(1, round(ln.PATIENCE * 2 * M * n))
+        lw = np.zeros(3, np.int64)                      # [used, limit, stopped]
         while True:
             lw[1] = min(lns_work, lw[1] + step)
-            ln.search(G, ln.RUIN, ln.EXTEND, ln.TEMP, ln.STATES, rng, lw, moves, lns_goal,
-                      patience)
+            ln.search(G, ln.RUIN, ln.EXTEND, ln.TEMP, ln.STATES, rng, lw, moves, lns_goal)
             if lw[0] < lw[1] or lw[1] >= lns_work or time.monotonic() > work.deadline:
                 break                                   # goal met, budget or time spent
     return list(matrices(G))

@@ -16,19 +16,32 @@ same compiled chains (ruin-and-recreate with simulated-annealing acceptance):
    removal: a relocation frees ports of these Pods; kept circuits too, since the
    optimum often gives one up for two; without them the search stalled at 1.08x on
    the worst proven step);
-4. re-insert the units in random order, each where both ports are free if it can (at
+4. *extension*: a random 0..``ext`` more put-backs, each of an old circuit not kept
+   that has a port of its old place free after steps 2-3 and whose pair has a unit to
+   re-insert (used there) or a placed copy not kept (dropped); the circuit on its other
+   port becomes a unit to re-insert (decision, issue 17: the optimum differs from a
+   chain run by coordinated relocations over many OCSes, which one put-back per
+   iteration rarely finds; with this step, RUIN 10 and EXTEND 12, the search loses
+   about half as many old circuits to the proven optima at the same work as before
+   (RUIN 6, no extension); measured alternatives that did not help: a bigger or
+   smaller ruin, removal by OCS instead of by Pod, a snowball removal, the units of a
+   pending pair first, most-constrained or least-blocking re-insertion, a cooling
+   schedule, restarts from the best, a stop after a stretch without gain; and the
+   results were already optimal for every exact re-split of two OCSes, checked by ILP);
+5. re-insert the units in random order, each where both ports are free if it can (at
    its old place if that is one of them, else the first), else by a chain of
    ``max_states`` states and the Konig fallback (heuristics.lumos_konig.place);
-5. accept if it keeps at least as many old circuits, or d fewer with probability
+6. accept if it keeps at least as many old circuits, or d fewer with probability
    exp(-d / ``temp``); else undo (the journal of heuristics.lumos_chain). The best
    assignment seen is restored at the end.
 
 The result never keeps fewer old circuits than the run it starts from (with the old
 configuration mirrored, as MDMCF's is, eq. (7) = const - 4 kept), and every accepted
 state realizes C (each unit placed, or the iteration undone). Work budget (``wk``, the
-units of heuristics.lumos_eject.Work, never the clock): per iteration 1 + M n / 256 (its
-scans over the ports, as lumos_eject_steps.SELECT_WORK), one per unit re-inserted, plus
-the chain states; deterministic for a given seed and budget.
+units of heuristics.lumos_eject.Work, never the clock): per iteration and per extension
+step 1 + M n / 256 (their scans over the ports, as lumos_eject_steps.SELECT_WORK), one
+per unit re-inserted, plus the chain states (time is about proportional: 0.3-0.4 us
+per unit at P = 16); deterministic for a given seed and budget.
 """
 from __future__ import annotations
 
@@ -38,11 +51,10 @@ from heuristics.lumos_chain import LOG_ROWS, commit, drop, mark, njit, put, undo
 from heuristics.lumos_eject_steps import drop_excess, spent
 from heuristics.lumos_konig import place
 
-RUIN = 10                   # up to 2 + RUIN units re-inserted per iteration
+RUIN = 10                   # up to 2 + RUIN units removed in steps 2-3
 TEMP = 1.0                  # annealing temperature, in old circuits kept
 STATES = 200                # chain-search bound per unit
-EXTEND = 12                 # up to this many more put-backs next to the ruin
-PATIENCE = 1e9              # stop after this much work per OCS port without a gain
+EXTEND = 12                 # up to this many more put-backs (step 4)
 SCAN_WORK = 256             # an iteration's O(M n) scans: 1 unit per this many ports
 
 
@@ -76,8 +88,9 @@ def _direct(G, a, b):
 
 @njit
 def _ruin(G, m, s, t, size, rng, ua, ub, pods, cand, ext, avail, wk):
-    """Steps 2-3: put m: s -> t back, removing what blocks it and more; returns the number
-    of units to re-insert (in ua, ub), or -1 if no copy of {s, t} could be dropped."""
+    """Steps 2-4: put m: s -> t back, removing what blocks it and more, then up to ``ext``
+    more put-backs; returns the number of units to re-insert (in ua, ub), or -1 if no
+    copy of {s, t} could be dropped."""
     out, inn, old, cap, cnt = G[0], G[1], G[2], G[3], G[4]
     M, n = out.shape
     pods[:] = False
@@ -125,10 +138,10 @@ def _ruin(G, m, s, t, size, rng, ua, ub, pods, cand, ext, avail, wk):
 
 @njit
 def _extend(G, U, ext, rng, ua, ub, cand, avail, wk):
-    """Up to ``ext`` more put-backs next to the ruin: an old circuit m: x -> y not kept,
-    with a port of its old place free, whose pair has a unit to re-insert or a copy not
-    kept (that unit is used, or that copy dropped); what holds its other port is removed
-    (a unit to re-insert). Returns the number of units."""
+    """Step 4, up to ``ext`` put-backs: an old circuit m: x -> y not kept, with a port of
+    its old place free, whose pair has a unit to re-insert or a copy not kept (that unit
+    is used, or that copy dropped); what holds its other port (never kept: x's old Rx is
+    y) becomes a unit to re-insert. ``avail`` (n, n): scratch. Returns the units' number."""
     out, inn, old = G[0], G[1], G[2]
     M, n = out.shape
     if ext == 0:
@@ -184,11 +197,12 @@ def _extend(G, U, ext, rng, ua, ub, cand, avail, wk):
 
 
 @njit
-def search(G, ruin, ext, temp, max_states, rng, wk, moves, goal, patience):
-    """Steps 1-5 of the module docstring on the complete assignment ``G`` (excess copies
-    dropped) until the budget ``wk`` = [used, limit, stopped] is spent, no old circuit
-    qualifies, or ``goal`` old circuits are kept (an upper bound: nothing to gain);
-    returns [iterations, accepted, improving] (statistics)."""
+def search(G, ruin, ext, temp, max_states, rng, wk, moves, goal):
+    """Steps 1-6 of the module docstring on the complete assignment ``G`` (excess copies
+    dropped; its journal from :func:`with_journal` with ``ruin + ext``) until the budget
+    ``wk`` = [used, limit, stopped] is spent, no old circuit qualifies, or ``goal`` old
+    circuits are kept (an upper bound: nothing to gain); returns [iterations, accepted,
+    improving, work used at the last new best] (statistics)."""
     out, old, meta = G[0], G[2], G[5]
     M, n = out.shape
     lost = np.empty(M * n, np.int64)
@@ -200,7 +214,7 @@ def search(G, ruin, ext, temp, max_states, rng, wk, moves, goal, patience):
     zero = np.zeros((M, n), np.int64)
     stats = np.zeros(4, np.int64)
     best, best_out = meta[0], out.copy()
-    while not spent(wk) and best < goal and wk[0] - wk[3] < patience:
+    while not spent(wk) and best < goal:
         loose[:] = False                            # 1. pairs with a copy not kept
         for m in range(M):
             for s in range(n):
@@ -223,9 +237,9 @@ def search(G, ruin, ext, temp, max_states, rng, wk, moves, goal, patience):
         before = meta[0]
         mark(G)
         U = _ruin(G, m, s, old[m, s], 2 + rng.integers(0, ruin + 1), rng, ua, ub, pods,
-                  cand, rng.integers(0, ext + 1), avail, wk)  # 2.-4.
+                  cand, rng.integers(0, ext + 1), avail, wk)      # 2.-4.
         ok = U >= 0
-        for k in range(max(U, 0)):                  # 4. recreate, random order
+        for k in range(max(U, 0)):                  # 5. recreate, random order
             r = k + rng.integers(0, U - k)
             ua[k], ua[r], ub[k], ub[r] = ua[r], ua[k], ub[r], ub[k]
             wk[0] += 1
@@ -236,14 +250,13 @@ def search(G, ruin, ext, temp, max_states, rng, wk, moves, goal, patience):
         if ok:
             drop_excess(G)
         if ok and (meta[0] >= before or rng.random() < np.exp((meta[0] - before) / temp)):
-            stats[1] += 1                           # 5. accept
+            stats[1] += 1                           # 6. accept
             stats[2] += int(meta[0] > before)
             commit(G)
             if meta[0] > best:
                 best = meta[0]
                 best_out[:] = out
                 stats[3] = wk[0]
-                wk[3] = wk[0]
         else:
             undo(G)
     if meta[0] < best:                              # back to the best assignment seen

@@ -8,6 +8,8 @@ same compiled chains (ruin-and-recreate with simulated-annealing acceptance):
 
 1. pick (seeded RNG) an old circuit m: s -> t that is not kept while the pair {s, t}
    has a placed copy that is not kept either (else putting it back cannot keep more);
+   steps 1-4 are done ``npick`` times per iteration (NPICK 3; picks that no longer
+   qualify are skipped; the Pods involved accumulate);
 2. put it back at its old place: the circuits on Tx s and Rx t of OCS m are removed
    (units to re-insert) and that copy of {s, t} is dropped;
 3. remove more circuits, kept or not, up to 2 + a random 0..``ruin`` units in all, drawn
@@ -21,9 +23,10 @@ same compiled chains (ruin-and-recreate with simulated-annealing acceptance):
    re-insert (used there) or a placed copy not kept (dropped); the circuit on its other
    port becomes a unit to re-insert (decision, issue 17: the optimum differs from a
    chain run by coordinated relocations over many OCSes, which one put-back per
-   iteration rarely finds; with this step, RUIN 10 and EXTEND 12, the search loses
-   about half as many old circuits to the proven optima at the same work as before
-   (RUIN 6, no extension); measured alternatives that did not help: a bigger or
+   iteration rarely finds; with this step, RUIN 10, EXTEND 12 and NPICK 3 the search
+   loses about 2.7x fewer old circuits to the proven optima at the same work than before
+   (RUIN 6, no extension, one pick; 23 vs 62 at lns 30, mean of 12 seeds, about what
+   lns 100 lost before); measured alternatives that did not help: a bigger or
    smaller ruin, removal by OCS instead of by Pod, a snowball removal, the units of a
    pending pair first, most-constrained or least-blocking re-insertion, a cooling
    schedule, restarts from the best, a stop after a stretch without gain; and the
@@ -55,6 +58,7 @@ RUIN = 10                   # up to 2 + RUIN units removed in steps 2-3
 TEMP = 1.0                  # annealing temperature, in old circuits kept
 STATES = 200                # chain-search bound per unit
 EXTEND = 12                 # up to this many more put-backs (step 4)
+NPICK = 3                   # steps 1-4 this many times per iteration
 SCAN_WORK = 256             # an iteration's O(M n) scans: 1 unit per this many ports
 
 
@@ -87,15 +91,28 @@ def _direct(G, a, b):
 
 
 @njit
-def _ruin(G, m, s, t, size, rng, ua, ub, pods, cand, ext, avail, wk):
-    """Steps 2-4: put m: s -> t back, removing what blocks it and more, then up to ``ext``
-    more put-backs; returns the number of units to re-insert (in ua, ub), or -1 if no
-    copy of {s, t} could be dropped."""
+def _qualifies(G, m, s):
+    """Old circuit m: s -> t not kept while {s, t} has a placed copy not kept (step 1)."""
+    out, old = G[0], G[2]
+    t = old[m, s]
+    if t < 0 or out[m, s] == t:
+        return False
+    for m2 in range(out.shape[0]):
+        if (out[m2, s] == t and old[m2, s] != t) or (out[m2, t] == s and old[m2, t] != s):
+            return True
+    return False
+
+
+@njit
+def _ruin(G, m, s, t, size, rng, ua, ub, pods, cand, ext, avail, wk, U0):
+    """Steps 2-4: put m: s -> t back, removing what blocks it and more (up to ``size``
+    units in all), then up to ``ext`` more put-backs; the units to re-insert go to ua, ub
+    after the U0 there, the Pods involved are added to ``pods``; returns the number of
+    units, or -1 if no copy of {s, t} could be dropped."""
     out, inn, old, cap, cnt = G[0], G[1], G[2], G[3], G[4]
     M, n = out.shape
-    pods[:] = False
     pods[s], pods[t] = True, True
-    U = 0
+    U = U0
     o, i = out[m, s], inn[m, t]
     if o >= 0:
         drop(G, m, s, o)
@@ -197,9 +214,10 @@ def _extend(G, U, ext, rng, ua, ub, cand, avail, wk):
 
 
 @njit
-def search(G, ruin, ext, temp, max_states, rng, wk, moves, goal):
+def search(G, ruin, ext, temp, max_states, rng, wk, moves, goal, npick):
     """Steps 1-6 of the module docstring on the complete assignment ``G`` (excess copies
-    dropped; its journal from :func:`with_journal` with ``ruin + ext``) until the budget
+    dropped; its journal from :func:`with_journal` for npick (2 + ruin + ext) units),
+    steps 1-4 ``npick`` times per iteration, until the budget
     ``wk`` = [used, limit, stopped] is spent, no old circuit qualifies, or ``goal`` old
     circuits are kept (an upper bound: nothing to gain); returns [iterations, accepted,
     improving, work used at the last new best] (statistics)."""
@@ -207,7 +225,8 @@ def search(G, ruin, ext, temp, max_states, rng, wk, moves, goal):
     M, n = out.shape
     lost = np.empty(M * n, np.int64)
     cand = np.empty(M * n, np.int64)
-    ua, ub = np.empty(ruin + ext + 4, np.int64), np.empty(ruin + ext + 4, np.int64)
+    ua, ub = np.empty(npick * (ruin + ext + 4), np.int64), np.empty(npick * (ruin + ext + 4),
+                                                                     np.int64)
     avail = np.zeros((n, n), np.int64)
     pods = np.zeros(n, np.bool_)
     loose = np.zeros((n, n), np.bool_)
@@ -232,12 +251,16 @@ def search(G, ruin, ext, temp, max_states, rng, wk, moves, goal):
             break
         wk[0] += 1 + M * n // SCAN_WORK             # the scans of the iteration
         stats[0] += 1
-        pick = lost[rng.integers(0, L)]
-        m, s = pick // n, pick % n
         before = meta[0]
         mark(G)
-        U = _ruin(G, m, s, old[m, s], 2 + rng.integers(0, ruin + 1), rng, ua, ub, pods,
-                  cand, rng.integers(0, ext + 1), avail, wk)      # 2.-4.
+        U = 0
+        pods[:] = False
+        for _ in range(npick):                      # 2.-4. per pick, while it qualifies
+            pick = lost[rng.integers(0, L)]
+            m, s = pick // n, pick % n
+            if U >= 0 and _qualifies(G, m, s):
+                U = _ruin(G, m, s, old[m, s], U + 2 + rng.integers(0, ruin + 1), rng, ua, ub,
+                          pods, cand, rng.integers(0, ext + 1), avail, wk, U)
         ok = U >= 0
         for k in range(max(U, 0)):                  # 5. recreate, random order
             r = k + rng.integers(0, U - k)
@@ -271,12 +294,12 @@ def search(G, ruin, ext, temp, max_states, rng, wk, moves, goal):
     return stats
 
 
-def with_journal(G, ruin: int | None = None):
-    """``G`` with an undo journal long enough for one iteration of up to 2 + ``ruin`` units
-    (default RUIN + EXTEND): the ruin's drops and puts (<= 4 rows per unit), then each unit
-    re-inserted by a chain (<= 41 moves) or a Konig swap after a shed and a path reversal
-    (O(n) moves), each move a put and up to three drops."""
+def with_journal(G, units: int | None = None):
+    """``G`` with an undo journal long enough for one iteration of up to ``units`` units
+    (default NPICK (2 + RUIN + EXTEND)): the ruin's drops and puts (<= 4 rows per unit),
+    then each unit re-inserted by a chain (<= 41 moves) or a Konig swap after a shed and a
+    path reversal (O(n) moves), each move a put and up to three drops."""
     n = G[0].shape[1]
-    units = 2 + (RUIN + EXTEND if ruin is None else ruin)
+    units = NPICK * (2 + RUIN + EXTEND) if units is None else units
     rows = max(LOG_ROWS, units * (4 * (41 + 2 * n + 2) + 4 * n + 4) + 64)
     return G[:6] + (np.empty((rows, 4), np.int64),) + G[7:]

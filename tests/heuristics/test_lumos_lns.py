@@ -76,16 +76,16 @@ def test_search_stats_budget_and_goal():
     # goal already met: no iteration
     lw = np.array([0, 5000, 0], np.int64)
     assert ln.search(G, ln.RUIN, ln.EXTEND, ln.TEMP, ln.STATES, _generator(0), lw, moves,
-                     kept0).sum() == 0
+                     kept0, ln.NPICK).sum() == 0
     assert lw[0] == 0
     lw = np.array([0, 5000, 0], np.int64)
     stats = ln.search(G, ln.RUIN, ln.EXTEND, ln.TEMP, ln.STATES, _generator(0), lw, moves,
-                      1 << 62)
+                      1 << 62, ln.NPICK)
     assert stats[0] > 0 and stats[1] <= stats[0] and stats[2] <= stats[1]
     assert stats[3] <= lw[0]                            # work at the last new best
     M, n = old.shape[0], len(C)
-    units = ln.RUIN + ln.EXTEND + 2                     # one iteration at most
-    over = units * (ln.STATES + 2) + (ln.EXTEND + 1) * (1 + M * n) + 2
+    units = ln.NPICK * (ln.RUIN + ln.EXTEND + 2)        # one iteration at most
+    over = units * (ln.STATES + 2) + (ln.NPICK * ln.EXTEND + 1) * (1 + M * n) + 2
     assert 5000 <= lw[0] < 5000 + over                  # stops at the budget
     out, inn, cnt = G[0], G[1], G[4]
     for m in range(M):                                  # out/inn/counts consistent
@@ -127,7 +127,7 @@ def test_ruin_with_extension_invariants_and_undo():
             mark(G)
             U = ln._ruin(G, m, s, t, 2 + trial % (ln.RUIN + 1), rng, ua, ub,
                          np.zeros(n, np.bool_), np.empty(M * n, np.int64), ln.EXTEND,
-                         np.zeros((n, n), np.int64), wk)
+                         np.zeros((n, n), np.int64), wk, 0)
             assert U >= 0 and out[m, s] == t
             pend = np.zeros((n, n), np.int64)
             for a, b in zip(ua[:U], ub[:U]):

@@ -136,7 +136,8 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
         lw = np.zeros(3, np.int64)                      # [used, limit, stopped]
         while True:
             lw[1] = min(lns_work, lw[1] + step)
-            ln.search(G, ln.RUIN, ln.TEMP, ln.STATES, rng, lw, moves, lns_goal)
+            ln.search(G, ln.RUIN, ln.EXTEND, ln.TEMP, ln.STATES, rng, lw, moves, lns_goal,
+                      ln.NPICK)
             if lw[0] < lw[1] or lw[1] >= lns_work or time.monotonic() > work.deadline:
                 break                                   # goal met, budget or time spent
     return list(matrices(G))

@@ -1,6 +1,7 @@
 """The large-neighbourhood search after the ejection chains (heuristics.lumos_lns, option
 ``lns`` of itv-mdmcf): deterministic, always a valid assignment that passes the checker,
-never keeping fewer old circuits than the chain run it starts from, and often more."""
+never keeping fewer old circuits than the chain run it starts from, and often more; its
+ruin with the put-back extension keeps placed + pending units = C and undoes exactly."""
 from __future__ import annotations
 
 import time
@@ -58,27 +59,35 @@ def test_never_worse_valid_and_deterministic():
     assert better >= 3                                  # it does find more kept circuits
 
 
-def test_search_stats_budget_and_goal():
-    C, old = _groups()[4]
+def _chain_run(C, old):
     G = new_group(np.asarray(C, np.int64), old)
     ua, ub = st.keep(G, C)
     wk = np.array([0, st.NO_LIMIT, 0], np.int64)
     moves = move_buffer(len(C))
     st.run(G, ua, ub, np.array([0, len(ua), 0, 0, 0], np.int64), 4000, 0, False, False,
            _generator(None), 1000, 2, wk, st.NO_LIMIT, moves)
-    G = ln.with_journal(G)
+    return ln.with_journal(G), moves
+
+
+def test_search_stats_budget_and_goal():
+    C, old = _groups()[4]
+    G, moves = _chain_run(C, old)
     kept0 = int(G[5][0])
     # goal already met: no iteration
     lw = np.array([0, 5000, 0], np.int64)
-    assert ln.search(G, ln.RUIN, ln.TEMP, ln.STATES, _generator(0), lw, moves, kept0).sum() == 0
+    assert ln.search(G, ln.RUIN, ln.EXTEND, ln.TEMP, ln.STATES, _generator(0), lw, moves,
+                     kept0, ln.NPICK).sum() == 0
     assert lw[0] == 0
     lw = np.array([0, 5000, 0], np.int64)
-    stats = ln.search(G, ln.RUIN, ln.TEMP, ln.STATES, _generator(0), lw, moves, 1 << 62)
+    stats = ln.search(G, ln.RUIN, ln.EXTEND, ln.TEMP, ln.STATES, _generator(0), lw, moves,
+                      1 << 62, ln.NPICK)
     assert stats[0] > 0 and stats[1] <= stats[0] and stats[2] <= stats[1]
-    over = (ln.RUIN + 2) * (ln.STATES + 2) + 2 + len(old) * len(C)   # one iteration at most
+    assert stats[3] <= lw[0]                            # work at the last new best
+    M, n = old.shape[0], len(C)
+    units = ln.NPICK * (ln.RUIN + ln.EXTEND + 2)        # one iteration at most
+    over = units * (ln.STATES + 2) + (ln.NPICK * ln.EXTEND + 1) * (1 + M * n) + 2
     assert 5000 <= lw[0] < 5000 + over                  # stops at the budget
     out, inn, cnt = G[0], G[1], G[4]
-    M, n = out.shape
     for m in range(M):                                  # out/inn/counts consistent
         for s in range(n):
             if out[m, s] >= 0:
@@ -87,6 +96,52 @@ def test_search_stats_budget_and_goal():
     assert np.array_equal(cnt, X.sum(0) + X.sum(0).T)
     assert int(G[5][0]) == _kept(X, old) >= kept0       # the best state, restored
     assert _realizes(X.astype(np.int64), C)
+
+
+def test_ruin_with_extension_invariants_and_undo():
+    """Steps 2-4 on chain runs: placed circuits + units to re-insert = C per pair, the
+    picked circuit and every extension put-back sit at their old place, the work of the
+    extension scans is charged, and the journal undoes it all exactly."""
+    from heuristics.lumos_chain import mark, undo
+    fired = 0
+    for C, old in _groups():
+        G, _ = _chain_run(C, old)
+        out, inn, oldo, cnt = G[0], G[1], G[2], G[4]
+        M, n = out.shape
+        rng = _generator(7)
+        for trial in range(30):
+            lost = [(m, s) for m in range(M) for s in range(n) if oldo[m, s] >= 0
+                    and out[m, s] != oldo[m, s] and any(
+                        out[k, a] == b and oldo[k, a] != b for k in range(M)
+                        for a, b in ((s, oldo[m, s]), (oldo[m, s], s)))]
+            if not lost:
+                break
+            m, s = lost[trial % len(lost)]
+            t = int(oldo[m, s])
+            before = [a.copy() for a in G[:5]]
+            kept_before = {(k, x) for k in range(M) for x in range(n)
+                           if out[k, x] >= 0 and out[k, x] == oldo[k, x]}
+            ua = np.empty(ln.RUIN + ln.EXTEND + 4, np.int64)
+            ub = np.empty_like(ua)
+            wk = np.zeros(3, np.int64)
+            mark(G)
+            U = ln._ruin(G, m, s, t, 2 + trial % (ln.RUIN + 1), rng, ua, ub,
+                         np.zeros(n, np.bool_), np.empty(M * n, np.int64), ln.EXTEND,
+                         np.zeros((n, n), np.int64), wk, 0)
+            assert U >= 0 and out[m, s] == t
+            pend = np.zeros((n, n), np.int64)
+            for a, b in zip(ua[:U], ub[:U]):
+                pend[a, b] += 1
+                pend[b, a] += 1
+            assert np.array_equal(cnt + pend, C)        # placed + pending = C
+            kept_now = {(k, x) for k in range(M) for x in range(n)
+                        if out[k, x] >= 0 and out[k, x] == oldo[k, x]}
+            fired += len(kept_now - kept_before) > 1    # put-backs beyond the picked one
+            assert wk[0] >= 1 + M * n // ln.SCAN_WORK      # the extension's scans charged
+            undo(G)
+            for a, b in zip(G[:5], before):
+                assert np.array_equal(a, b)
+    assert fired >= 10                                  # the extension does put back
 
 
 def test_itv_configure_option_checker_and_time_limit():

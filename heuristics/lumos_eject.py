@@ -94,7 +94,8 @@ class Work:
 def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
                      rounds: int = 2, seed: int | None = None, direct_first: bool = False,
                      rekeep_states: int = 1000, work: Work | None = None,
-                     lns_work: int = 0, lns_goal: int = NO_GOAL) -> list[np.ndarray] | None:
+                     lns_work: int = 0, lns_goal: int = NO_GOAL,
+                     lns_seed: int | None = None) -> list[np.ndarray] | None:
     """Split the undirected C (P x P, degree <= 2 * len(old)) over the even OCSes whose old
     0/1 matrices are ``old`` (M, P, P), choosing orientation and OCS per unit; returns M
     directed partial permutations with sum X + X^T = C, or None if a unit found no place
@@ -103,7 +104,8 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
     ``direct_first``: the insertion order; ``work``: the work budget of the module
     docstring (None: unlimited; share one Work between the runs of a group);
     ``lns_work``: then the large-neighbourhood search of heuristics.lumos_lns with that
-    many work units of its own (0: none), seeded by ``seed`` (None: LNS_SEED), ending
+    many work units of its own (0: none), seeded by ``lns_seed`` (None: ``seed``, or
+    LNS_SEED when that is None too), ending
     once ``lns_goal`` old circuits are kept (an upper bound) or, under a user time limit
     (``work.deadline``), once that has passed (read every LNS_CHUNK units)."""
     from heuristics import lumos_eject_steps as st
@@ -131,7 +133,8 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
         return None
     if lns_work > 0:                                    # 5. large-neighbourhood search
         from heuristics import lumos_lns as ln
-        G, rng = ln.with_journal(G), _generator(LNS_SEED if seed is None else seed)
+        G, rng = ln.with_journal(G), _generator(
+            lns_seed if lns_seed is not None else LNS_SEED if seed is None else seed)
         step = lns_work if work.deadline is None else LNS_CHUNK  # chunks: time limit only
         lw = np.zeros(3, np.int64)                      # [used, limit, stopped]
         while True:

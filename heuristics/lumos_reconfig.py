@@ -113,13 +113,14 @@ def old_even(inst: ReconfigInstance, h: int, parity: int = 0) -> np.ndarray:
     return out
 
 
-def default_restarts(P: int) -> int:
-    """Extra runs of the ejection-chain assignment per group (step 4), by fabric size
-    (the trade-off: module docstring). Kept at 5 for P <= 16 once the chains were compiled
-    (issue 17 item 2; on the proven ITV-ILP optima of results/lumos_reconfig_quality.md,
-    ring churn: 5 -> worst 1.12x at about 2.5x ITV-MCF's median time at 16 Pods, 8 ->
-    1.094x at 3.3x, 16 -> 1.094x at 5x, 32 -> 1.069x at 8x; no count meets both 1.03x
-    and 3x, and 5 is the most that stays within 3x)."""
+def default_restarts(P: int, lns: float = 0.0) -> int:
+    """Extra runs of the ejection-chain assignment per group (step 4): none when the
+    large-neighbourhood search runs (``lns`` > 0, the default; it uses the time better),
+    else by fabric size (the trade-off: module docstring; with lns 0, on the proven ITV-ILP
+    optima of results/lumos_reconfig_quality.md, ring churn: 5 restarts -> worst 1.12x at
+    about 2.8x ITV-MCF's median time at 16 Pods, 8 -> 1.094x at 3.4x)."""
+    if lns:
+        return 0
     return 5 if P <= 16 else 1 if P <= 32 else 0
 
 
@@ -135,6 +136,7 @@ def eject_runs(P: int, restarts: int) -> list[dict]:
 
 
 EJECT_WORK = 4.0              # ejection-chain work per OCS port and run (the work budget)
+LNS = 30.0                    # large-neighbourhood search work per OCS port (default, step 4)
 EXACT_VARS = 4000             # itv-mdmcf-lp: the LP-guided step on groups up to this many binaries
 EXACT_NODES = 50              # its branch-and-bound node limit (deterministic)
 EXACT_PODS = 16               # and only up to this many Pods (P = 32: seconds per group)
@@ -156,35 +158,39 @@ def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: b
                 simd: str = "euler", refine: bool = False, deadline: float | None = None,
                 eject: bool = True, restarts: int | None = None, old_odd: np.ndarray | None = None,
                 eject_work: float | None = EJECT_WORK, eject_deadline: float | None = None,
-                exact_vars: int | None = None, lns: float | None = None) -> list[np.ndarray]:
+                exact_vars: int | None = None, lns: float | None = None,
+                lns_seed: int | None = None) -> list[np.ndarray]:
     """The K/2 directed partial permutations A^(m) for the even OCSes of one group;
     ``old_odd``: the odd OCSes' old matrices (default: the mirror, old^T), used to
     compare the candidates on eq. (7); ``eject_work``: work budget of the ejection chains
     per OCS port and run (:func:`group_work`; None or 0: unlimited); ``eject_deadline``:
     a time.monotonic() value that also ends them (a user time limit only);
     ``exact_vars``: the LP-guided step (step 5 of the module docstring) on groups whose
-    reduced ILP has at most this many binaries (None or 0: off)."""
+    reduced ILP has at most this many binaries (None or 0: off); ``lns``: the LNS's work
+    per OCS port (None: LNS, 0: off), ``lns_seed`` its seed (None: lumos_eject.LNS_SEED)."""
     if old is None or not old.any():
         return int_decompose(SIMD[simd](C_h), K // 2)
     parts = find_connection(SIMD[simd](C_h), old) if not aware else _mdmcf_group(
-        C_h, K, old, eject, restarts, old_odd, eject_work, eject_deadline, exact_vars, lns)
+        C_h, K, old, eject, restarts, old_odd, eject_work, eject_deadline, exact_vars, lns,
+        lns_seed)
     return pair_refine(parts, old, deadline=deadline) if refine else parts
 
 
 def _mdmcf_group(C_h, K, old, eject, restarts, old_odd, eject_work, eject_deadline,
-                 exact_vars, lns) -> list[np.ndarray]:
+                 exact_vars, lns, lns_seed) -> list[np.ndarray]:
     """Steps 2-5 of the module docstring for one group (MDMCF): the cheapest candidate."""
     P = len(C_h)
     odd = np.transpose(old, (0, 2, 1)) if old_odd is None else old_odd
     floor = group_bound(C_h, old, odd)
     small = bool(exact_vars) and P <= EXACT_PODS and model_size(C_h, K // 2) <= exact_vars
+    lns = LNS if lns is None else lns
     if restarts is None:                # the LP-guided step replaces the restarts
-        restarts = 0 if small else default_restarts(P)
+        restarts = 0 if small else default_restarts(P, lns)
     runs = eject_runs(P, restarts) if eject else []
     work = Work(group_work(P, K, len(runs), eject_work), eject_deadline)  # shared by the runs
     if lns and runs:                    # the large-neighbourhood search after the first run
         runs[0] = dict(runs[0], lns_work=max(1, round(lns * P * K)),
-                       lns_goal=_kept_goal(C_h, old, odd, floor))
+                       lns_goal=_kept_goal(C_h, old, odd, floor), lns_seed=lns_seed)
     parts, best = None, NO_COST
     for k, kw in enumerate(runs):       # 4. the ejection chains first
         if best <= floor or (k >= 1 and work.spent):
@@ -192,8 +198,10 @@ def _mdmcf_group(C_h, K, old, eject, restarts, old_odd, eject_work, eject_deadli
         alt = eject_connection(C_h, old, improve=P < 64, work=work, **kw)
         if alt is not None and _realizes(alt, C_h) and _rewiring(alt, old, odd) < best:
             parts, best = alt, _rewiring(alt, old, odd)
-    if best > floor and (parts is None or not lns or work.spent):
-        # 2.-3. (fallbacks after an LNS run, FALLBACK decision): relaxed SIMD (row/column
+    searched = bool(lns) and bool(runs) and np.array_equal(odd, np.transpose(old, (0, 2, 1)))
+    if best > floor and (parts is None or not searched or work.spent):
+        # 2.-3. (only fallbacks after an LNS run on a mirrored old configuration, where
+        # the LNS optimizes eq. (7) itself: [DECISION] FALLBACK): relaxed SIMD (row/column
         # sums <= K/2, what Theorem 4.1 needs) against the old A, FindConnection, then
         # keep-and-insert
         A = sym_decompose_rewiring(C_h, old.sum(axis=0), K // 2)
@@ -256,7 +264,8 @@ def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler
                   refine: bool = False, time_budget: float | None = None, eject: bool = True,
                   restarts: int | None = None, workers: int | None = None,
                   eject_work: float | None = EJECT_WORK, time_limit: float | None = None,
-                  exact_vars: int | None = None, lns: float | None = None) -> OcsConfig:
+                  exact_vars: int | None = None, lns: float | None = None,
+                  lns_seed: int | None = None) -> OcsConfig:
     """ITV-MDMCF (``aware=True``) or ITV-MCF (``aware=False``) for a Cross-wired instance;
     ``eject``/``restarts``/``eject_work`` (per OCS port and run, see :func:`group_work`;
     None or 0: unlimited): step 4 of the module docstring (MDMCF only); ``exact_vars``: step
@@ -285,12 +294,12 @@ def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler
              refine, None if time_budget is None else t0 + time_budget * (h + 1) / fab.H,
              eject, restarts, old_even(inst, h, 1) if has_old else None, eject_work,
              None if time_limit is None else m0 + time_limit * (h // workers + 1) / slots,
-             exact_vars, lns)
+             exact_vars, lns, lns_seed)
             for h in range(fab.H)]
     results = None
     if workers > 1:
         if eject:
-            preload(lns=bool(lns))      # forked workers inherit the compiled code
+            preload(lns=lns != 0)       # forked workers inherit the compiled code
         try:
             with ProcessPoolExecutor(workers) as pool:
                 results = list(pool.map(_split_job, jobs))

@@ -13,6 +13,7 @@ def test_quality_pipeline_on_a_toy_and_resume(tmp_path, monkeypatch):
     monkeypatch.setattr(Q, "SPEED_STEPS", 1)
     monkeypatch.setattr(Q, "RESTARTS", (0, 5))
     monkeypatch.setattr(Q, "LNS", (20,))
+    monkeypatch.setattr(Q, "LNS_SEEDS", (0, 1, 2))
     paths = Q.run(quick=False, out_dir=tmp_path)
     df = pd.read_csv(tmp_path / "lumos_reconfig_quality.csv")
     assert len(df) == 4 and (df.ilp_status == "optimal").all()
@@ -21,8 +22,14 @@ def test_quality_pipeline_on_a_toy_and_resume(tmp_path, monkeypatch):
     assert (df.ilp_rewiring >= df.group_bound).all()
     tr = pd.read_csv(tmp_path / "lumos_reconfig_quality_variants.csv")
     assert len(tr) == 2 * 6 and (tr.worst_vs_ilp >= 1).all()     # 3 + 2 + 1 variants x 2 workloads
-    assert set(tr.variant) >= {"itv-mdmcf (default)", "itv-mdmcf-lp", "itv-mdmcf, restarts 0",
-                               "itv-mdmcf, restarts 0, lns 20"}
+    assert set(tr.variant) >= {"itv-mdmcf (default: lns 30)", "itv-mdmcf-lp",
+                               "itv-mdmcf, no lns, restarts 0", "itv-mdmcf, lns 20"}
+    sd = pd.read_csv(tmp_path / "lumos_reconfig_quality_seeds.csv")
+    assert sorted(sd.lns_seed.unique()) == [0, 1, 2] and (sd.worst_vs_ilp >= 1).all()
+    assert (sd.lost_vs_ilp >= 0).all()
+    seed0 = sd[(sd.lns_seed == 0) & (sd.workload == "rings")].worst_vs_ilp.item()
+    assert seed0 == tr[tr.variant.str.startswith("itv-mdmcf (default")
+                       & (tr.workload == "rings")].worst_vs_ilp.item()    # seed 0 = default
     md = (tmp_path / "lumos_reconfig_quality.md").read_text()
     assert "reproduce lumos-reconfig-quality" in md and "itv-mdmcf-lp **" in md
     assert all(p.exists() for p in paths)

@@ -8,6 +8,8 @@ encoded exactly as ``shortfall * lex_base + rewiring`` (instances.lumos_check.le
 """
 from __future__ import annotations
 
+import math
+
 import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -40,6 +42,7 @@ uniform_start = lazy("models.lumos_ilp", "uniform_start")
 ILP_MAX_VARS = 400_000   # per group; above this the ILPs decline (--option max_vars=N forces)
 EJECT_WORK = 4.0         # heuristics.lumos_reconfig.EJECT_WORK: per OCS port and run
 EXACT_VARS = 4000        # heuristics.lumos_reconfig.EXACT_VARS: binaries per group
+LNS = 30.0               # heuristics.lumos_reconfig.LNS: LNS work per OCS port
 MAX_WORK = 1e6           # work units per OCS port: the budgets stay 64-bit integers (compiled)
 MAX_RESTARTS = 1000      # ejection restarts: their option list is built up front
 
@@ -50,7 +53,7 @@ MAX_VARS = Option("max_vars", int, ILP_MAX_VARS, "decline above this many binari
 ITV_OPTIONS = (
     Option("simd", str, "euler", "SIMD step", choices=("euler", "flow")),
     Option("eject", bool, True, "ejection chains with orientation freedom (an addition)"),
-    Option("restarts", int, -1, "ejection restarts (-1: by size)", minimum=-1,
+    Option("restarts", int, -1, "ejection restarts (-1: none with lns, else by size)", minimum=-1,
            maximum=MAX_RESTARTS),
     Option("eject_work", float, EJECT_WORK, "ejection-chain work budget per OCS port and run, "
            "deterministic (0: none; --time-limit may still stop the chains)", minimum=0,
@@ -58,11 +61,12 @@ ITV_OPTIONS = (
     Option("exact_vars", int, 0, "LP-guided exact step (HiGHS, node limit) on groups whose "
            "reduced ITV-ILP has at most this many binaries (0: off; itv-mdmcf-lp: "
            f"{EXACT_VARS})", minimum=0, maximum=MAX_MODEL_VARS),
-    Option("lns", float, 0.0, "large-neighbourhood search after the first ejection-chain run "
-           "(heuristics.lumos_lns), work units per OCS port, deterministic (0: off; with "
-           "restarts=0, 30: worst 1.039x of the proven ITV-ILP optima, the search ~2.4x "
-           "ITV-MCF's time at 16 Pods; 100: 1.031x at ~7x)", minimum=0,
+    Option("lns", float, LNS, "large-neighbourhood search after the first ejection-chain run "
+           "(heuristics.lumos_lns), work units per OCS port, deterministic (0: off, then "
+           "restarts by size and FindConnection / keep-and-insert candidates)", minimum=0,
            maximum=MAX_WORK),
+    Option("lns_seed", int, 0, "the LNS's random seed (deterministic for a given seed)",
+           minimum=0, maximum=math.inf),
     Option("workers", int, 0, "group worker processes (0: 2 at P >= 32 and >= 2 CPUs; at most "
            "--threads)", minimum=0, maximum=MAX_WORKERS),
     Option("refine", bool, False, "pairwise local search (an addition)"),
@@ -193,7 +197,7 @@ def run_itv_heuristic(aware: bool):
                              eject=cfg.option("eject"), restarts=None if restarts < 0 else restarts,
                              workers=workers or None, eject_work=cfg.option("eject_work") or None,
                              time_limit=cfg.budget.cap(None), exact_vars=cfg.option("exact_vars"),
-                             lns=cfg.option("lns") or None)
+                             lns=cfg.option("lns"), lns_seed=cfg.option("lns_seed"))
         return MethodOutput(conf, metrics=_mrar(inst, conf, cfg))
     return run
 

@@ -12,40 +12,38 @@ Per OCS group h, independently (spec 2.3, 2.5):
    one that rewires less, per group;
 4. MDMCF (additions): the ejection-chain assignment of heuristics.lumos_eject, which
    chooses orientation and OCS of each unit together instead of fixing A first (steps
-   2-3 in one), run once plus ``restarts`` times with other insertion orders
-   (``eject_runs``); the group keeps whichever of all its candidates rewires least on
-   eq. (7) (even and odd OCSes, so also for an old configuration that is not mirrored),
-   so without ``lns`` MDMCF never rewires more than steps 2-3 alone. The chains run
-   first; after an LNS run (option ``lns``) steps 2-3 are only fallbacks, computed when
-   a chain run fails or the chains' work budget is spent ([DECISION] FALLBACK, issue 17:
-   they never rewired less than the chain runs on the 632 groups of the quality and
-   speed sets, P 8-32, while with restarts 0 they and the relaxed SIMD were about 80 %
-   of MDMCF's time at P = 16; on 3000 random small groups with heavy churn, P 4-10,
-   FindConnection rewired one circuit less than 6 chain runs on 14, than one run + lns
-   40 on none). Default restarts: 5 at P <= 16, 1
-   at 17 <= P <= 32, none above; none on groups that get step 5 (``itv-mdmcf-lp``). At
-   P = 32, K = 16, 5 restarts instead of 1 took the first 8192-GPU ring step of
-   results/lumos_reconfig.md from 1.296x to 1.183x the optimum at about 3x the time
-   (results/lumos_reconfig_quality.md: the trade-off); for speed at P >= 64 units with a
-   free place go first
-   (``direct_first``) and the final re-keep pass of lumos_eject runs only at P < 64
-   (its cost grows with the number of lost circuits). A group stops trying candidates
-   once one meets :func:`group_bound`, a lower bound on its eq. (7). Option ``lns`` (off
-   by default; issue 17 item 2): the first run is followed by the large-neighbourhood
-   search of heuristics.lumos_lns (ruin and recreate by the same chains, annealing
-   acceptance), ``lns`` work units per OCS port, its own deterministic budget, stopping
-   at the group's bound. On the 31 proven steps of results/lumos_reconfig_quality.md,
-   ring churn, with restarts 0 (load ~1.5 on 2 cores): lns 20 -> worst 1.064x at 3.1x
-   ITV-MCF's median time at 16 Pods, 100 -> 1.047x at 8.7x, 300 -> 1.026x (every step
-   within 1.03x) at 22x; job churn unchanged (optimal, 1.5x). Not the default: no setting
-   met both 1.03x and 3x. Work budget: the
+   2-3 in one), then (``lns`` > 0; default :data:`LNS` = 30 work units per OCS port) the
+   compiled large-neighbourhood search of heuristics.lumos_lns (ruin around old circuits
+   that are not kept, put them back, recreate by the same chains, annealing acceptance;
+   its own deterministic work budget; it stops at the group's bound). Without the LNS
+   (``lns=0``) the chains run once plus ``restarts`` times with other insertion orders
+   (``eject_runs``; default 5 at P <= 16, 1 at 17 <= P <= 32, none above; with the LNS
+   none). The group keeps whichever candidate rewires least on eq. (7) (even and odd
+   OCSes, so also for an old configuration that is not mirrored). [DECISION] FALLBACK
+   (issue 17): the chains run first, and after an LNS run on a mirrored old
+   configuration (where the LNS optimizes eq. (7) itself) steps 2-3 are only fallbacks,
+   computed when a chain run fails or the chains' work budget is spent: on the 632
+   groups of the quality and speed sets (P 8-32) they never rewired less than the chain
+   runs, while with restarts 0 they and the relaxed SIMD were about 80 % of MDMCF's time
+   at P = 16; on 6000 random small groups with heavy churn (P 4-10) the default never
+   rewired more than they did (6 chain runs without the LNS did on 14 of 3000). So with
+   ``lns=0`` MDMCF never rewires more than steps 2-3 alone; with the LNS that is
+   measured, not guaranteed. Why the LNS by default: on the proven ITV-ILP optima of
+   results/lumos_reconfig_quality.md (ring churn) it brought the worst step from 1.12x
+   (5 restarts, the former default) to about 1.04x in less time, and at P = 32, 64, 128
+   on the benchmark's ring churn (K = 16) it rewired 16 %, 19 %, 8 % less than the
+   former default at 2.1-2.4x ITV-MCF's time (1.3-1.5x before). For speed at P >= 64
+   units with a free place go first (``direct_first``) and the final re-keep pass of
+   lumos_eject runs only at P < 64 (its cost grows with the number of lost circuits).
+   A group stops trying candidates once one meets :func:`group_bound`, a lower bound
+   on its eq. (7). Work budget: the
    ejection chains of a group may do ``eject_work`` units of work (heuristics.lumos_eject
    .Work: chain states, selections, re-keep attempts; the chains are numba-compiled, the
    units and their weights are those of the former Python code, so a budget cuts at the
    same place) per OCS port (P K) and run, default 4; once spent, the group's eject run places the
    remaining units by the Konig swap only (no chain search, no re-keep) and no further
-   restart starts, so the group keeps the best of FindConnection / keep-and-insert / its
-   runs. The budget is the same for every group, so the result does not depend on the
+   restart starts, so the group keeps the best of its runs and (fallbacks)
+   FindConnection / keep-and-insert. The budget is the same for every group, so the result does not depend on the
    machine, its load, the number of workers or their order of completion (decision: it
    replaces the earlier 2 s wall-clock guard, whose results changed with the load,
    issue 17). On the benchmark's churn at P = 128 (32k GPUs) the budget is not reached

@@ -16,6 +16,7 @@ from heuristics.lumos_reconfig import _realizes, _rewiring, group_bound, itv_con
 from instances.lumos import Fabric, ReconfigInstance
 from instances.lumos_check import check_config
 from instances.lumos_workloads import job_sequence, topology_sequence
+from toolkit.registry import RunConfig, problem
 
 
 def _instance(P, H, K, kind="rings", seed=0):
@@ -146,7 +147,7 @@ def test_ruin_with_extension_invariants_and_undo():
 
 def test_itv_configure_option_checker_and_time_limit():
     inst = _instance(16, 4, 16, seed=1)
-    plain = itv_configure(inst, restarts=0)
+    plain = itv_configure(inst, restarts=0, lns=0)
     got = itv_configure(inst, restarts=0, lns=20)
     assert not check_config(inst, got)[0]
     assert check_config(inst, got)[1]["rewiring"] <= check_config(inst, plain)[1]["rewiring"]
@@ -157,3 +158,26 @@ def test_itv_configure_option_checker_and_time_limit():
     assert _realizes(eject_connection(C, old, work=w, lns_work=10 ** 9), C)
     jobs = _instance(16, 4, 16, kind="jobs")            # job churn: at the bound, no search
     assert not check_config(jobs, itv_configure(jobs, restarts=0, lns=20))[0]
+
+
+def test_default_is_the_search_and_its_seed_is_an_option():
+    """itv-mdmcf's default runs the LNS (LNS units per port, no restarts); lns_seed picks
+    its stream: the same seed gives the same configuration, and each is checked and keeps
+    at least as much as the chains alone; the CLI's defaults are the library's."""
+    import heuristics.lumos_reconfig as R
+    import toolkit.lumos_reconfig_methods as M
+    assert (M.LNS, M.EJECT_WORK, M.EXACT_VARS) == (R.LNS, R.EJECT_WORK, R.EXACT_VARS)
+    inst = _instance(16, 4, 16, seed=1)
+    default = itv_configure(inst)
+    assert np.array_equal(default.perm, itv_configure(inst, restarts=0, lns=R.LNS).perm)
+    assert np.array_equal(default.perm, itv_configure(inst, lns_seed=0).perm)
+    chains = check_config(inst, itv_configure(inst, restarts=0, lns=0))[1]["rewiring"]
+    confs = [itv_configure(inst, lns_seed=s) for s in (1, 2, 3)]
+    for s, conf in zip((1, 2, 3), confs):
+        bad, m = check_config(inst, conf)
+        assert not bad and m["rewiring"] <= chains
+        assert np.array_equal(conf.perm, itv_configure(inst, lns_seed=s).perm)
+    assert any(not np.array_equal(c.perm, default.perm) for c in confs)   # seeds matter
+    run = problem("lumos-reconfig").methods["itv-mdmcf"].run
+    out = run(inst, RunConfig(options={"lns_seed": 2}))
+    assert np.array_equal(out.solution.perm, confs[1].perm)

@@ -1,5 +1,6 @@
 """Compiled large-neighbourhood search after an ejection-chain run of heuristics.lumos_eject
-(an addition to MDMCF, issue 17 item 2; option ``lns`` of itv-mdmcf, off by default).
+(an addition to MDMCF, issue 17 item 2; option ``lns`` of itv-mdmcf, default 30 work
+units per OCS port: heuristics.lumos_reconfig step 4).
 
 The chains insert the missing units one at a time, so their result depends on the
 insertion order, while the ITV-ILP optimum relocates a few circuits together (also

@@ -29,8 +29,10 @@ Per OCS group h, independently (spec 2.3, 2.5):
    rewired more than they did (6 chain runs without the LNS did on 14 of 3000). So with
    ``lns=0`` MDMCF never rewires more than steps 2-3 alone; with the LNS that is
    measured, not guaranteed. Why the LNS by default: on the proven ITV-ILP optima of
-   results/lumos_reconfig_quality.md (ring churn) it brought the worst step from 1.12x
-   (5 restarts, the former default) to about 1.04x in less time, and at P = 32, 64, 128
+   results/lumos_reconfig_quality.md (32 ring-churn steps) it brought the worst step from
+   1.12x (5 restarts, the former default) to 1.039x (mean 1.043x to 1.009x) at about the
+   same time (2.8x ITV-MCF's median at 16 Pods; over LNS seeds 0-5 the worst step is
+   1.039-1.08x), and at P = 32, 64, 128
    on the benchmark's ring churn (K = 16) it rewired 16 %, 19 %, 8 % less than the
    former default at 2.1-2.4x ITV-MCF's time (1.3-1.5x before). For speed at P >= 64
    units with a free place go first (``direct_first``) and the final re-keep pass of
@@ -61,10 +63,9 @@ Per OCS group h, independently (spec 2.3, 2.5):
    that misses the LP bound; kept if it rewires less. [DECISION] (issue 17) it is a
    separate method, not MDMCF's default: it solves LPs and MIPs, so it is no longer the
    polynomial heuristic that [001] proposes to replace the ILP, which heuristic-vs-solver
-   studies need (results/lumos_reconfig_quality.md: worst ratio to the proven optimum
-   1.12 for itv-mdmcf, 1.02 with the step, which replaces the restarts; with the chains
-   compiled it is 3x / 10x ITV-MCF's time at 8 / 16 Pods on ring churn, itv-mdmcf 1.8x /
-   2.8x);
+   studies need (results/lumos_reconfig_quality.md, 47 proven steps: worst ratio to the
+   proven optimum 1.039 for itv-mdmcf, 1.017 with the step; on ring churn 3.3x / 8.8x
+   ITV-MCF's median time at 8 / 16 Pods, itv-mdmcf 0.9x / 2.9x);
 6. odd OCS 2m+1 = transpose of even OCS 2m (the mirror of Cross Wiring);
 7. optionally (``refine``, an addition) pairwise re-optimization (heuristics.lumos_refine):
    its work is bounded by 3 rounds of M (M - 1) pair moves, so it needs no work budget;
@@ -116,7 +117,7 @@ def default_restarts(P: int, lns: float = 0.0) -> int:
     large-neighbourhood search runs (``lns`` > 0, the default; it uses the time better),
     else by fabric size (the trade-off: module docstring; with lns 0, on the proven ITV-ILP
     optima of results/lumos_reconfig_quality.md, ring churn: 5 restarts -> worst 1.12x at
-    about 2.8x ITV-MCF's median time at 16 Pods, 8 -> 1.094x at 3.4x)."""
+    about 2.6x ITV-MCF's median time at 16 Pods, 8 -> 1.094x at 3.3x)."""
     if lns:
         return 0
     return 5 if P <= 16 else 1 if P <= 32 else 0

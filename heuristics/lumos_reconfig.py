@@ -139,8 +139,8 @@ LNS = 30.0                    # large-neighbourhood search work per OCS port (de
 EXACT_VARS = 4000             # itv-mdmcf-lp: the LP-guided step on groups up to this many binaries
 EXACT_NODES = 50              # its branch-and-bound node limit (deterministic)
 EXACT_PODS = 16               # and only up to this many Pods (P = 32: seconds per group)
-NO_COST = 1 << 62              # rewiring of no candidate yet
 EXACT_FULL_PODS = 12          # its unfixed ILP (step 3 of lumos_exact) up to this many Pods
+NO_COST = 1 << 62             # rewiring of no candidate yet
 
 
 def group_work(P: int, K: int, runs: int, eject_work: float | None = EJECT_WORK) -> int | None:
@@ -194,9 +194,8 @@ def _mdmcf_group(C_h, K, old, eject, restarts, old_odd, eject_work, eject_deadli
     for k, kw in enumerate(runs):       # 4. the ejection chains first
         if best <= floor or (k >= 1 and work.spent):
             break                       # optimal, or restarts only within the budget
-        alt = eject_connection(C_h, old, improve=P < 64, work=work, **kw)
-        if alt is not None and _realizes(alt, C_h) and _rewiring(alt, old, odd) < best:
-            parts, best = alt, _rewiring(alt, old, odd)
+        parts, best = _cheaper(eject_connection(C_h, old, improve=P < 64, work=work, **kw),
+                               parts, best, C_h, old, odd)
     searched = bool(lns) and bool(runs) and np.array_equal(odd, np.transpose(old, (0, 2, 1)))
     if best > floor and (parts is None or not searched or work.spent):
         # 2.-3. (only fallbacks after an LNS run on a mirrored old configuration, where
@@ -205,9 +204,7 @@ def _mdmcf_group(C_h, K, old, eject, restarts, old_odd, eject_work, eject_deadli
         # keep-and-insert
         A = sym_decompose_rewiring(C_h, old.sum(axis=0), K // 2)
         for make in (lambda: find_connection(A, old), lambda: kempe_connection(A, old)):
-            alt = make()
-            if alt is not None and _realizes(alt, C_h) and _rewiring(alt, old, odd) < best:
-                parts, best = alt, _rewiring(alt, old, odd)
+            parts, best = _cheaper(make(), parts, best, C_h, old, odd)
             if best <= floor:
                 break
     if small and best > floor:          # 5.
@@ -215,6 +212,15 @@ def _mdmcf_group(C_h, K, old, eject, restarts, old_odd, eject_work, eject_deadli
         if _realizes(alt, C_h) and _rewiring(alt, old, odd) < best:
             parts = alt
     return parts
+
+
+def _cheaper(alt, parts, best: int, C_h, old, odd):
+    """(alt, its eq. (7)) if ``alt`` is a valid split rewiring less than ``best``, else
+    (parts, best)."""
+    if alt is None or not _realizes(alt, C_h):
+        return parts, best
+    cost = _rewiring(alt, old, odd)
+    return (alt, cost) if cost < best else (parts, best)
 
 
 def group_bound(C_h: np.ndarray, old: np.ndarray, old_odd: np.ndarray) -> int:

@@ -91,7 +91,7 @@ import numpy as np
 
 from heuristics.lumos_decompose import (find_connection, int_decompose, sym_decompose,
                                         sym_decompose_flow, sym_decompose_rewiring)
-from heuristics.lumos_eject import Work, eject_connection, preload
+from heuristics.lumos_eject import NO_GOAL, Work, eject_connection, preload
 from heuristics.lumos_exact import lp_guided, model_size
 from heuristics.lumos_kempe import kempe_connection
 from heuristics.lumos_refine import pair_refine
@@ -187,16 +187,17 @@ def _mdmcf_group(C_h, K, old, eject, restarts, old_odd, eject_work, eject_deadli
         restarts = 0 if small else default_restarts(P, lns)
     runs = eject_runs(P, restarts) if eject else []
     work = Work(group_work(P, K, len(runs), eject_work), eject_deadline)  # shared by the runs
+    mirrored = np.array_equal(odd, np.transpose(old, (0, 2, 1)))
     if lns and runs:                    # the large-neighbourhood search after the first run
-        runs[0] = dict(runs[0], lns_work=max(1, round(lns * P * K)),
-                       lns_goal=_kept_goal(C_h, old, odd, floor), lns_seed=lns_seed)
+        runs[0] = dict(runs[0], lns_work=max(1, round(lns * P * K)), lns_seed=lns_seed,
+                       lns_goal=_kept_goal(C_h, old, floor) if mirrored else NO_GOAL)
     parts, best = None, NO_COST
     for k, kw in enumerate(runs):       # 4. the ejection chains first
         if best <= floor or (k >= 1 and work.spent):
             break                       # optimal, or restarts only within the budget
         parts, best = _cheaper(eject_connection(C_h, old, improve=P < 64, work=work, **kw),
                                parts, best, C_h, old, odd)
-    searched = bool(lns) and bool(runs) and np.array_equal(odd, np.transpose(old, (0, 2, 1)))
+    searched = bool(lns) and bool(runs) and mirrored
     if best > floor and (parts is None or not searched or work.spent):
         # 2.-3. (only fallbacks after an LNS run on a mirrored old configuration, where
         # the LNS optimizes eq. (7) itself: [DECISION] FALLBACK): relaxed SIMD (row/column
@@ -237,13 +238,10 @@ def group_bound(C_h: np.ndarray, old: np.ndarray, old_odd: np.ndarray) -> int:
     return int(oneway.sum() + np.triu(lost, 1).sum() * 2)
 
 
-def _kept_goal(C_h, old, old_odd, floor: int) -> int:
-    """The most old circuits an assignment can keep if eq. (7) >= ``floor``: with a mirrored
-    old configuration eq. (7) = 2 (R - kept) + 2 (units - kept) (R old circuits of the even
-    OCSes); otherwise no goal (lumos_eject.NO_GOAL)."""
-    from heuristics.lumos_eject import NO_GOAL
-    if not np.array_equal(old_odd, np.transpose(old, (0, 2, 1))):
-        return NO_GOAL
+def _kept_goal(C_h, old, floor: int) -> int:
+    """The most old circuits an assignment can keep if eq. (7) >= ``floor``, for a mirrored
+    old configuration: eq. (7) = 2 (R - kept) + 2 (units - kept) (R old circuits of the
+    even OCSes)."""
     return (2 * int(old.sum()) + int(np.triu(C_h, 1).sum()) * 2 - floor) // 4
 
 

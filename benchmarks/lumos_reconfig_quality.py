@@ -193,45 +193,51 @@ def _variants() -> list[tuple[str, dict]]:
         [(f"itv-mdmcf, lns {w:g}", {"lns": w}) for w in LNS]
 
 
-def seeds(quick: bool, df: pd.DataFrame) -> pd.DataFrame:
+def _quality_set(quick: bool) -> list:
+    """(workload, instance) of every step of the quality set (``SETS``, every other set
+    with ``quick``), in the rows' order of :func:`quality`."""
+    sets = SETS[::2] if quick else SETS
+    return [(wl, inst) for wl, P, H, K, churn, steps, seeds in sets for seed in seeds
+            for _, inst in _instances(wl, P, H, K, churn, steps, seed)]
+
+
+def _ratios(qual: list, df: pd.DataFrame, **kw) -> tuple[np.ndarray, np.ndarray]:
+    """itv_configure(**kw) on each step of ``qual``: its checked rewiring and its ratio to
+    the ITV-ILP's of ``df`` (1 where both are 0)."""
+    from heuristics.lumos_reconfig import itv_configure
+    rew = np.array([check_config(inst, itv_configure(inst, **kw))[1]["rewiring"]
+                    for _, inst in qual])
+    ilp = df.ilp_rewiring.to_numpy()
+    return rew, np.where(ilp > 0, rew / np.maximum(ilp, 1), np.where(rew == 0, 1.0, np.inf))
+
+
+def seeds(quick: bool, df: pd.DataFrame, qual: list) -> pd.DataFrame:
     """itv-mdmcf's default with each of LNS_SEEDS as the LNS's seed (option lns_seed): per
     seed and workload the worst and mean ratio to the proven ITV-ILP optima and the steps
     above 1.03x (a claim is the worst over the seeds, not seed 0's)."""
-    from heuristics.lumos_reconfig import itv_configure
-    sets = SETS[::2] if quick else SETS
-    qual = [(wl, inst) for wl, P, H, K, churn, steps, sd in sets for seed in sd
-            for _, inst in _instances(wl, P, H, K, churn, steps, seed)]
     ok = (df.ilp_status == "optimal").to_numpy()
-    ilp = df.ilp_rewiring.to_numpy()
     rows = []
     for seed in (LNS_SEEDS[:2] if quick else LNS_SEEDS):
-        rew = np.array([check_config(inst, itv_configure(inst, lns_seed=seed))[1]["rewiring"]
-                        for _, inst in qual])
-        ratio = np.where(ilp > 0, rew / np.maximum(ilp, 1), np.where(rew == 0, 1.0, np.inf))
+        rew, ratio = _ratios(qual, df, lns_seed=seed)
         for wl in ("rings", "jobs"):
-            r = ratio[ok & (df.workload == wl).to_numpy()]
+            sel = ok & (df.workload == wl).to_numpy()
+            r = ratio[sel]
             rows.append({"lns_seed": seed, "workload": wl, "worst_vs_ilp": r.max(),
                          "mean_vs_ilp": r.mean(), "steps_above_1.03": int((r > 1.03 + 1e-9).sum()),
-                         "lost_vs_ilp": int(((rew - ilp)[ok & (df.workload == wl).to_numpy()]).sum())})
+                         "lost_vs_ilp": int((rew - df.ilp_rewiring.to_numpy())[sel].sum())})
     return pd.DataFrame(rows)
 
 
-def tradeoff(quick: bool, df: pd.DataFrame, speed_insts: list) -> pd.DataFrame:
+def tradeoff(quick: bool, df: pd.DataFrame, speed_insts: list, qual: list) -> pd.DataFrame:
     """Each of :func:`_variants`: per workload the worst and mean ratio to the proven
-    ITV-ILP optima of the quality set, and the median time over ITV-MCF's on the speed
-    instances (each timed ``reps`` times, interleaved with ITV-MCF)."""
+    ITV-ILP optima of the quality set ``qual``, and the median time over ITV-MCF's on the
+    speed instances (each timed ``reps`` times, interleaved with ITV-MCF)."""
     from heuristics.lumos_reconfig import itv_configure
     reps = 1 if quick else 3
     rows = []
-    sets = SETS[::2] if quick else SETS
-    qual = [(wl, inst) for wl, P, H, K, churn, steps, seeds in sets for seed in seeds
-            for _, inst in _instances(wl, P, H, K, churn, steps, seed)]
     ok = (df.ilp_status == "optimal").to_numpy()
     for label, kw in _variants():
-        rew = np.array([check_config(inst, itv_configure(inst, **kw))[1]["rewiring"]
-                        for _, inst in qual])
-        ilp = df.ilp_rewiring.to_numpy()
-        ratio = np.where(ilp > 0, rew / np.maximum(ilp, 1), np.where(rew == 0, 1.0, np.inf))
+        _, ratio = _ratios(qual, df, **kw)
         for wl in ("rings", "jobs"):
             sel = ok & (df.workload == wl).to_numpy()
             ratios = {P: [] for P in SPEED_PODS}
@@ -253,8 +259,9 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
     load0 = os.getloadavg()[0]
     df = quality(quick, out_dir)
     sp, speed_insts = speed(quick)
-    tr = tradeoff(quick, df, speed_insts)
-    sd = seeds(quick, df)
+    qual = _quality_set(quick)
+    tr = tradeoff(quick, df, speed_insts, qual)
+    sd = seeds(quick, df, qual)
     return write_report(out_dir, "lumos_reconfig_quality", _report(df, sp, tr, sd, quick, load0),
                         {"lumos_reconfig_quality.csv": df,
                          "lumos_reconfig_quality_speed.csv": sp,

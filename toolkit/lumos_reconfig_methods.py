@@ -9,7 +9,6 @@ encoded exactly as ``shortfall * lex_base + rewiring`` (instances.lumos_check.le
 from __future__ import annotations
 
 import math
-
 import time
 from dataclasses import replace
 from typing import TYPE_CHECKING

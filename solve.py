@@ -14,50 +14,22 @@ interrupted run's record is printed with status ``interrupted``; no further run 
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
-import json
 import math
 import sys
 from pathlib import Path
 
-from toolkit.outdir import json_default as _json_default
+from toolkit import records_out
+from toolkit.cli_args import Parser, method_help, parser
 from toolkit.outdir import json_safe  # noqa: F401 - records as JSON (solve.json_safe)
+from toolkit.records_out import metric_cols, out, print_by_problem, print_records
+from toolkit.records_out import records_only_stdout as _records_only_stdout
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
-TABLE_COLS = ("file", "name", "method", "backend", "status", "objective", "bound", "gap", "runtime_s",
-              "verified")
 
 
 class BadInput(Exception):
     """Command-line input error: printed as one line, exit 2."""
-
-
-# Where records go. ``main`` sets it to the stdout it was given; run as a program, that is a
-# private copy of file descriptor 1, and descriptor 1 itself (and Python's sys.stdout) is
-# pointed at stderr, so nothing but records can reach the real stdout: not a solver banner
-# printed from C, not a library's print(), not a warning (see ``_records_only_stdout``).
-OUT = sys.stdout
-
-
-def out(text: str = "") -> None:
-    print(text, file=OUT)
-
-
-def _records_only_stdout():
-    """Give fd 1 to stderr and return a stream on the original stdout for the records."""
-    import os
-
-    sys.stdout.flush()
-    try:
-        fd = os.dup(1)
-        os.dup2(2, 1)
-    except OSError:              # no fd 1 (closed): records go wherever sys.stdout goes
-        return sys.stdout
-    stream = os.fdopen(fd, "w", encoding=sys.stdout.encoding or "utf-8",
-                       errors=sys.stdout.errors or "strict", newline=None, buffering=1)
-    sys.stdout = sys.stderr
-    return stream
 
 
 # --------------------------------------------------------------------------------------
@@ -110,78 +82,6 @@ def _config(args):
         set_max_gib(args.max_memory)
     return cfg
 
-
-def _fmt(v):
-    if v is None or (isinstance(v, str) and v == ""):
-        return "-"
-    if hasattr(v, "tolist"):            # numpy scalar or array
-        v = v.tolist()
-    if isinstance(v, (list, tuple, dict)):
-        return json.dumps(v, separators=(",", ":"), default=str)
-    if isinstance(v, str):
-        try:
-            v = float(v) if v.lower() not in ("nan", "true", "false") else v
-        except ValueError:
-            return v
-    if isinstance(v, float):
-        return "inf" if math.isinf(v) else f"{v:.6g}"
-    return str(v)
-
-
-def print_records(recs: list[dict], fmt: str, extra: list[str] | None = None, stream=None):
-    """Print records as an aligned table, JSON lines, or CSV."""
-    stream = stream or OUT
-    if fmt == "json":
-        for r in recs:
-            print(json.dumps(json_safe({k: v for k, v in r.items() if k != "solution"}),
-                             default=_json_default, allow_nan=False), file=stream)
-        return
-    if not recs:
-        return
-    if fmt == "csv":                # the batch CSV's columns: core fields, then the rest
-        from toolkit.batch import write_csv
-
-        write_csv(recs, stream)
-        return
-    cols = list(TABLE_COLS) + [c for c in (extra or []) if c not in TABLE_COLS]
-    recs = _with_file(recs)
-    cells = [[_fmt(r.get(c)) for c in cols] for r in recs]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
-    print("  ".join(c.ljust(w) for c, w in zip(cols, widths)), file=stream)
-    for row in cells:
-        print("  ".join(v.ljust(w) for v, w in zip(row, widths)), file=stream)
-
-
-def _with_file(recs: list[dict]) -> list[dict]:
-    """The records with a ``file`` field for the table: the instance file's name when no
-    two different paths share it, else the path as given."""
-    from toolkit.io import short_names
-
-    names = short_names(str(r.get("instance") or "") for r in recs)
-    return [{**r, "file": names[str(r.get("instance") or "")]} for r in recs]
-
-
-def print_by_problem(recs: list[dict]) -> None:
-    """One table per problem, each with that problem's metric columns."""
-    groups: dict[str, list[dict]] = {}
-    for r in recs:
-        groups.setdefault(r.get("problem") or "?", []).append(r)
-    for i, (prob, rs) in enumerate(groups.items()):
-        if len(groups) > 1:
-            out(("\n" if i else "") + f"== {prob} ==")
-        print_records(rs, "table", _metric_cols(rs))
-
-
-def _metric_cols(recs):
-    from toolkit.registry import problems
-
-    cols = []
-    for r in recs:
-        p = problems().get(r.get("problem") or "")
-        for c in (p.metrics if p else ()):
-            if c not in cols and r.get(c) not in (None, ""):
-                cols.append(c)
-    return cols
 
 
 def _note(msg: str):
@@ -259,13 +159,13 @@ def cmd_solve(args) -> int:
             _keep(folder, f, rec, cfg)
         if args.format == "json":
             print_records([rec], "json")
-            OUT.flush()
+            records_out.OUT.flush()
         if code == EXIT_INTERRUPTED:
             break
     if args.format == "table":
         print_by_problem(recs)
     elif args.format == "csv":
-        print_records(recs, args.format, _metric_cols(recs))
+        print_records(recs, args.format, metric_cols(recs))
     return code
 
 
@@ -405,14 +305,14 @@ def cmd_generate(args, rest) -> int:
         raise BadInput(str(exc.args[0]))
     if prob.generator is None:
         raise BadInput(f"problem {prob.name} has no generator")
-    gp_ = _Parser(prog=f"solve.py generate {prob.name}", add_help=True)
+    gp_ = Parser(prog=f"solve.py generate {prob.name}", add_help=True)
     gp_.add_argument("-o", "--output", metavar="FILE", help="instance file to write (required)")
     for name, (kind, default, help_) in prob.generator.params.items():
         gp_.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind, default=default,
                          metavar=kind.__name__.upper(),
                          help=f"{help_} ({kind.__name__}, default {default!r})")
     try:
-        with contextlib.redirect_stdout(OUT):
+        with contextlib.redirect_stdout(records_out.OUT):
             params = vars(gp_.parse_args(rest))
     except SystemExit as exc:
         return EXIT_OK if exc.code == 0 else EXIT_BAD_INPUT
@@ -440,112 +340,12 @@ def cmd_reproduce(args) -> int:
     return EXIT_OK
 
 
-# --------------------------------------------------------------------------------------
-def _solver_args(p):
-    p.add_argument("--backend", default="auto", choices=["auto", "gurobi", "highs"])
-    p.add_argument("--time-limit", type=float,
-                   help="seconds: the wall-clock budget of the whole method run, however the "
-                        "method splits it (default: 600 s for model methods, none for heuristics)")
-    p.add_argument("--mip-gap", type=float, help="relative MIP gap")
-    p.add_argument("--threads", type=int)
-    p.add_argument("--param", action="append", metavar="NAME=VALUE",
-                   help="Gurobi parameter (mapped to a HiGHS option where one exists)")
-    p.add_argument("--option", action="append", metavar="KEY=VALUE",
-                   help="method option (see `solve.py list`)")
-    p.add_argument("--log-dir", help="write each solver log to DIR/<instance>.<method>.log")
-    p.add_argument("--max-memory", type=float, metavar="GIB",
-                   help="refuse instances estimated to need more memory than this "
-                        "(default 4 GiB, or OCS_MAX_MEMORY_GB)")
-
-
-def _out_arg(p, default: str | None, more: str = "") -> None:
-    p.add_argument("--out", default=default, metavar="DIR",
-                   help="folder: DIR/records.csv (one row per run, resumable) and "
-                        "DIR/<stem>-<path hash>.<method>.json (record and solution)" + more
-                        + (f" (default {default})" if default else ""))
-
-
-def _workers_args(p) -> None:
-    p.add_argument("--workers", type=int, default=1)
-    p.add_argument("--scheduler", help="Dask distributed scheduler address (tcp://host:8786)")
-
-
-class _StoreOnce(argparse._StoreAction):
-    """A single-valued option given twice is bad input, not "the last one wins"."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        seen = parser.__dict__.setdefault("_given", set())     # a parser parses once
-        if option_string is not None and self.dest in seen:   # (positionals may re-store)
-            parser.error(f"argument {option_string}: given more than once")
-        seen.add(self.dest)
-        super().__call__(parser, namespace, values, option_string)
-
-
-class _Parser(argparse.ArgumentParser):
-    def __init__(self, *a, **kw):
-        super().__init__(*a, **kw)
-        self.register("action", None, _StoreOnce)
-        self.register("action", "store", _StoreOnce)
-
-
-def parser(solve_epilog: str | None = None) -> argparse.ArgumentParser:
-    ap = _Parser(prog="solve.py", description=__doc__.split("\n\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
-    sub.add_parser("list", help="problems, methods and their options, backends, reproduce targets")
-    p = sub.add_parser("solve", help="solve instance files", epilog=solve_epilog,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("files", nargs="+")
-    p.add_argument("--method")
-    _solver_args(p)
-    p.add_argument("--write-model", metavar="FILE.mps|.lp",
-                   help="write the model a model method solves (several: FILE.1, FILE.2, ...)")
-    _out_arg(p, None)
-    p.add_argument("--format", default="table", choices=["table", "json", "csv"])
-    p = sub.add_parser("batch", help="resumable batch over files/folders")
-    p.add_argument("paths", nargs="+")
-    p.add_argument("--methods", help="comma-separated (default: each problem's default method)")
-    _workers_args(p)
-    _out_arg(p, "results/runs")
-    p.add_argument("--no-progress", action="store_true")
-    _solver_args(p)
-    p = sub.add_parser("gap", help="gap study: a batch ranked per instance, with a report")
-    p.add_argument("paths", nargs="+", metavar="PATH")
-    p.add_argument("--methods", required=True,
-                   help="comma-separated; each file runs those of its problem")
-    _workers_args(p)
-    p.add_argument("--format", default="table", choices=["table", "json", "csv"])
-    _out_arg(p, None, "; gap adds gap.md, gap.csv, gap-summary.csv, gap.png")
-    _solver_args(p)
-    # its --help is the problem generator's (cmd_generate), with the parameters
-    p = sub.add_parser("generate", help="write a generated instance (PROBLEM --help for params)",
-                       add_help=False)
-    p.add_argument("problem", nargs="?")
-    p.add_argument("-o", "--output")
-    p = sub.add_parser("reproduce", help="regenerate a paper table/figure into results/")
-    p.add_argument("target")
-    p.add_argument("--quick", action="store_true")
-    p.add_argument("--out-dir", default="results")
-    _verbosity_args(ap, False)
-    for p in sub.choices.values():      # global flags: before or after the subcommand
-        _verbosity_args(p, argparse.SUPPRESS)
-    return ap
-
-
-def _verbosity_args(p, default) -> None:
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("-v", "--verbose", action="store_true", default=default,
-                   help="also stream the solvers' logs to stderr while they run")
-    g.add_argument("-q", "--quiet", action="store_true", default=default,
-                   help="stderr stays silent but for errors: no notes, progress or warnings")
-
-
 def main(argv=None, out_stream=None) -> int:
     """Run the command line; records go to ``out_stream`` (default: sys.stdout now)."""
-    global OUT
-    OUT = out_stream or sys.stdout
+    records_out.OUT = out_stream or sys.stdout
     argv = sys.argv[1:] if argv is None else argv
-    ap = parser(_method_help(argv))
-    with contextlib.redirect_stdout(OUT):     # --help is what the user asked for
+    ap = parser(method_help(argv), __doc__.split("\n\n")[0])
+    with contextlib.redirect_stdout(records_out.OUT):     # --help is what the user asked for
         args, rest = ap.parse_known_args(argv)
     if rest and args.cmd != "generate":
         ap.error(f"unrecognized arguments: {' '.join(rest)}")
@@ -571,27 +371,6 @@ def _run(args, rest) -> int:
                + (f"; finished rows are in {args.out}/records.csv: rerun the same command "
                   f"to resume" if args.cmd in ("batch", "gap") and args.out else ""))
         return EXIT_INTERRUPTED
-
-
-def _method_help(argv: list[str]) -> str | None:
-    """For ``solve --method M --help``: M's options, printed after the usual help."""
-    if not argv or argv[0] != "solve" or not {"-h", "--help"} & set(argv):
-        return None
-    names = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--method"]
-    names += [a.split("=", 1)[1] for a in argv if a.startswith("--method=")]
-    if not names:
-        return "method options: see `solve.py list` or `solve.py solve --method M --help`"
-    from toolkit.options import option_lines
-    from toolkit.registry import problems
-
-    lines = []
-    for p in problems().values():
-        if names[-1] in p.methods:
-            m = p.methods[names[-1]]
-            opts = option_lines(m) or ["(none)"]
-            lines += [f"--option NAME=VALUE of method {m.name} ({p.name}, {m.kind}):"] + \
-                [f"  {line}" for line in opts]
-    return "\n".join(lines) or f"method {names[-1]!r}: unknown (see `solve.py list`)"
 
 
 def cli() -> None:

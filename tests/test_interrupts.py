@@ -252,7 +252,7 @@ NESTED = """
 import os, sys, time
 from concurrent.futures import ProcessPoolExecutor
 sys.path.insert(0, sys.argv[1])
-from toolkit.batch import _worker_init
+from toolkit.batch_pool import worker_init
 
 def inner():
     time.sleep(60)
@@ -262,7 +262,7 @@ def task():                     # a method with its own process pool, inside a b
         pool.submit(inner).result()
 
 if __name__ == "__main__":
-    with ProcessPoolExecutor(1, initializer=_worker_init, initargs=(os.getpid(),)) as pool:
+    with ProcessPoolExecutor(1, initializer=worker_init, initargs=(os.getpid(),)) as pool:
         pool.submit(task).result()
 """
 

@@ -14,7 +14,8 @@ Rows written before run keys existed match nothing (rerun), unless the caller pa
 Ctrl-C stops the batch: running tasks are abandoned (their workers killed; in-process the
 solve is interrupted) and never written, so the rerun does them again. Local worker
 processes ignore Ctrl-C (the parent stops them) and die with their parent, even by
-``kill -9`` and mid-solve (:func:`_worker_init`).
+``kill -9`` and mid-solve (:func:`toolkit.batch_pool.worker_init`); the Dask path is
+:mod:`toolkit.batch_dask`.
 """
 from __future__ import annotations
 
@@ -22,16 +23,14 @@ import csv
 import hashlib
 import json
 import os
-import signal
-import sys
-import threading
-import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import instances
 from instances.errors import InstanceError
+from toolkit.batch_dask import SchedulerError  # noqa: F401 - bad --scheduler (solve.py)
+from toolkit.batch_dask import dask_client, dask_thread_cap, run_dask
+from toolkit.batch_pool import cores, run_pool, thread_cap
 from toolkit.io import write_text_atomic
 from toolkit.outdir import null_nonfinite
 from toolkit.registry import RunConfig, problem
@@ -263,19 +262,6 @@ def _task(data, src, name, cfg, key, solutions=None):
     return rec
 
 
-def cores() -> int:
-    """CPUs this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def thread_cap(cores_: int, concurrent: int) -> int:
-    """Solver threads per task so that ``concurrent`` tasks use at most ``cores_`` cores."""
-    return max(1, cores_ // max(1, concurrent))
-
-
 def _cap_threads(cfg: RunConfig, cap: int) -> None:
     cfg.threads = cap if cfg.threads is None else min(cfg.threads, cap)
 
@@ -300,14 +286,14 @@ def run_batch(paths, methods, cfg: RunConfig, out: str | Path | None, workers: i
     # it declares, and one that no selected method declares is bad input (OptionError)
     cfg = replace(cfg, options_shared=True)
     check_shared(cfg.options, selected_methods(methods))
-    client = _dask_client(scheduler) if scheduler else None
+    client = dask_client(scheduler) if scheduler else None
     try:
         sink = CsvSink(out)
         report = BatchReport()
         base = None if out is None else Path(out).resolve().parent
         tasks = plan(paths, methods, cfg, sink.done(), report, keyless, base)
         if client is not None:
-            _cap_threads(cfg, _dask_thread_cap(client))
+            _cap_threads(cfg, dask_thread_cap(client, cores))
         elif workers > 1 and len(tasks) > 1:
             _cap_threads(cfg, thread_cap(cores(), min(workers, len(tasks))))
         report.threads = cfg.threads
@@ -340,140 +326,14 @@ def _run(tasks, cfg, workers, client, sink, report, progress, solutions=None) ->
 
     try:
         if client is not None:
-            _run_dask(tasks, cfg, client, collect, solutions)
+            run_dask(_task, tasks, cfg, client, collect, solutions)
         elif workers > 1 and len(tasks) > 1:
-            pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init,
-                                       initargs=(os.getpid(),))
-            try:
-                futs = [pool.submit(_task, *t[:3], cfg, t[3], solutions) for t in tasks]
-                for f in as_completed(futs):
-                    collect(f.result())
-            except BaseException:       # Ctrl-C (or a failure here): stop, do not wait
-                _kill_pool(pool)
-                raise
-            pool.shutdown()
+            run_pool(_task, tasks, cfg, workers, collect, solutions)
         else:
             for t in tasks:
                 collect(_task(*t[:3], cfg, t[3], solutions))
     finally:
         bar.close()
-
-
-def _worker_init(parent: int) -> None:
-    """In each local worker: leave Ctrl-C to the parent, and die with it.
-
-    Linux: the kernel sends SIGKILL when the parent dies (``PR_SET_PDEATHSIG``), whatever
-    the worker is doing, and the same holds for processes the worker forks (a method's own
-    process pool) with respect to the worker. Elsewhere a thread checks once a second
-    whether the worker was orphaned (its parent process changed or ``parent`` is gone).
-    """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    ppid = os.getppid()
-    linux = _kill_me_with_parent()
-    if _orphaned(ppid, parent):     # the parent died before prctl took effect
-        os._exit(1)
-    if linux:
-        os.register_at_fork(after_in_child=_kill_me_with_parent)
-    else:
-        threading.Thread(target=_watch_parent, args=(ppid, parent), daemon=True,
-                         name="watch-parent").start()
-
-
-def _kill_me_with_parent() -> bool:
-    """Ask Linux to SIGKILL this process when its parent dies; False where it cannot."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import ctypes
-
-        return ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0) == 0   # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return False
-
-
-def _orphaned(ppid: int, parent: int) -> bool:
-    if os.getppid() != ppid:
-        return True
-    try:
-        os.kill(parent, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        pass
-    return False
-
-
-def _watch_parent(ppid: int, parent: int) -> None:
-    while not _orphaned(ppid, parent):
-        time.sleep(1.0)
-    os.kill(os.getpid(), signal.SIGKILL)
-
-
-def _kill_pool(pool: ProcessPoolExecutor) -> None:
-    """Stop a process pool now: cancel queued tasks, kill the workers, reap them."""
-    procs = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for p in procs:
-        try:
-            p.kill()
-        except (OSError, ValueError):
-            pass
-    for p in procs:
-        p.join(5)
-
-
-class SchedulerError(ValueError):
-    """The Dask scheduler cannot be used (bad address, nothing listening, no extra)."""
-
-
-DASK_CONNECT_S = 5
-
-
-def _dask_client(address: str):
-    """A client of the scheduler at ``address``, or SchedulerError within ~DASK_CONNECT_S."""
-    try:
-        from distributed import Client
-    except ImportError:
-        raise SchedulerError("--scheduler needs the 'distributed' extra: "
-                             "pip install -e '.[distributed]'") from None
-    import logging
-
-    quiet = logging.getLogger("distributed")
-    level = quiet.level
-    quiet.setLevel(logging.CRITICAL)    # its connect retries are our one-line error below
-    try:
-        return Client(address, timeout=f"{DASK_CONNECT_S}s")
-    except Exception as exc:  # noqa: BLE001 - OSError, TimeoutError, ValueError, ...
-        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise SchedulerError(f"--scheduler {address}: no Dask scheduler there ({why})") from None
-    finally:
-        quiet.setLevel(level)
-
-
-def _dask_thread_cap(client) -> int:
-    """Solver threads per task on a Dask cluster: on each host, the Dask worker threads
-    (tasks run at once) times the solver threads stay within the host's cores; the
-    smallest such cap over the hosts (one configuration serves every task)."""
-    info = client.scheduler_info()["workers"]
-    host_cores = client.run(cores)              # worker address -> its CPUs
-    per_host: dict[str, list] = {}
-    for addr, w in info.items():
-        host = w.get("host") or addr
-        per_host.setdefault(host, []).append((w.get("nthreads", 1), host_cores.get(addr, 1)))
-    caps = [thread_cap(max(c for _, c in ws), sum(n for n, _ in ws)) for ws in per_host.values()]
-    return min(caps) if caps else 1
-
-
-def _run_dask(tasks, cfg, client, collect, solutions=None):
-    from distributed import as_completed as dask_completed
-
-    futs = [client.submit(_task, *t[:3], cfg, t[3], solutions, pure=False) for t in tasks]
-    try:
-        for f in dask_completed(futs):
-            collect(f.result())
-    except KeyboardInterrupt:       # Ctrl-C: queued tasks are not started
-        client.cancel(futs)
-        raise
 
 
 def _bar(total, enabled):

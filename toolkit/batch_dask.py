@@ -1,0 +1,62 @@
+"""The Dask path of a batch (``--scheduler ADDR``): connecting to the scheduler, the solver
+thread cap per host, and running the tasks on the cluster (``distributed`` imported lazily)."""
+from __future__ import annotations
+
+from toolkit.batch_pool import thread_cap
+
+
+class SchedulerError(ValueError):
+    """The Dask scheduler cannot be used (bad address, nothing listening, no extra)."""
+
+
+DASK_CONNECT_S = 5
+
+
+def dask_client(address: str):
+    """A client of the scheduler at ``address``, or SchedulerError within ~DASK_CONNECT_S."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise SchedulerError("--scheduler needs the 'distributed' extra: "
+                             "pip install -e '.[distributed]'") from None
+    import logging
+
+    quiet = logging.getLogger("distributed")
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL)    # its connect retries are our one-line error below
+    try:
+        return Client(address, timeout=f"{DASK_CONNECT_S}s")
+    except Exception as exc:  # noqa: BLE001 - OSError, TimeoutError, ValueError, ...
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise SchedulerError(f"--scheduler {address}: no Dask scheduler there ({why})") from None
+    finally:
+        quiet.setLevel(level)
+
+
+def dask_thread_cap(client, cores) -> int:
+    """Solver threads per task on a Dask cluster: on each host, the Dask worker threads
+    (tasks run at once) times the solver threads stay within the host's cores (``cores()``
+    run on each worker); the smallest such cap over the hosts (one configuration serves
+    every task)."""
+    info = client.scheduler_info()["workers"]
+    host_cores = client.run(cores)              # worker address -> its CPUs
+    per_host: dict[str, list] = {}
+    for addr, w in info.items():
+        host = w.get("host") or addr
+        per_host.setdefault(host, []).append((w.get("nthreads", 1), host_cores.get(addr, 1)))
+    caps = [thread_cap(max(c for _, c in ws), sum(n for n, _ in ws)) for ws in per_host.values()]
+    return min(caps) if caps else 1
+
+
+def run_dask(task, tasks, cfg, client, collect, solutions=None) -> None:
+    """``task(data, src, name, cfg, key, solutions)`` of each of ``tasks`` on the cluster,
+    each record to ``collect`` as it finishes; Ctrl-C cancels the tasks not yet done."""
+    from distributed import as_completed as dask_completed
+
+    futs = [client.submit(task, *t[:3], cfg, t[3], solutions, pure=False) for t in tasks]
+    try:
+        for f in dask_completed(futs):
+            collect(f.result())
+    except KeyboardInterrupt:       # Ctrl-C: queued tasks are not started
+        client.cancel(futs)
+        raise

@@ -594,9 +594,57 @@ def _method_help(argv: list[str]) -> str | None:
     return "\n".join(lines) or f"method {names[-1]!r}: unknown (see `solve.py list`)"
 
 
+class StdoutError(Exception):
+    """Writing the records to stdout failed (the reader closed the pipe, a full disk)."""
+
+
+class _RecordStream:
+    """The records' stream; a failed write raises StdoutError, so that it is told apart
+    from every other OSError of a run."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text):
+        try:
+            return self.stream.write(text)
+        except OSError as exc:
+            raise StdoutError(exc) from None
+
+    def flush(self):
+        try:
+            self.stream.flush()
+        except OSError as exc:
+            raise StdoutError(exc) from None
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
 def cli() -> None:
-    """Program entry point: records alone on stdout, everything else on stderr."""
-    sys.exit(main(out_stream=_records_only_stdout()))
+    """Program entry point: records alone on stdout, everything else on stderr. A reader
+    that closes the pipe early (``| head -1``) has taken what it wanted: exit 0, nothing on
+    stderr (a toolkit decision; the shell's SIGPIPE convention would be 141). Any other
+    failed write of the records (a full disk) is one line and exit 1."""
+    import os
+
+    stream = _RecordStream(_records_only_stdout())
+    try:
+        code = main(out_stream=stream)
+        stream.flush()
+    except StdoutError as exc:
+        try:                             # the records' fd goes nowhere: no flush at exit fails
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):
+            pass
+        cause = exc.args[0]
+        if isinstance(cause, BrokenPipeError):
+            code = EXIT_OK
+        else:
+            _error(f"error: cannot write the records to stdout: {cause.strerror or cause}")
+            code = EXIT_FAIL
+    sys.exit(code)
 
 
 if __name__ == "__main__":

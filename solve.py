@@ -102,6 +102,10 @@ def _config(args):
     if cfg.write_model and len(args.files) > 1:
         raise BadInput(f"--write-model writes the model(s) of one run: give one FILE, "
                        f"got {len(args.files)}")
+    if cfg.write_model:                         # its folder, before any run
+        _out_folder(Path(cfg.write_model).parent, f"--write-model {cfg.write_model}: folder")
+    if cfg.log_dir:
+        _out_folder(cfg.log_dir, "--log-dir")
     if args.max_memory is not None:
         if not (math.isfinite(args.max_memory) and args.max_memory > 0):
             raise BadInput(f"--max-memory must be a positive number of GiB, got {args.max_memory}")
@@ -269,12 +273,12 @@ def cmd_solve(args) -> int:
     return code
 
 
-def _out_folder(path) -> Path:
-    """``--out`` as a folder (created), or BadInput when it names a file."""
+def _out_folder(path, flag: str = "--out") -> Path:
+    """``--out`` as a folder (created), or BadInput when it names a file or cannot be made."""
     from toolkit.outdir import OutDirError, out_dir
 
     try:
-        return out_dir(path)
+        return out_dir(path, flag)
     except OutDirError as exc:
         raise BadInput(str(exc)) from None
 
@@ -419,18 +423,24 @@ def cmd_generate(args, rest) -> int:
     params.pop("output")
     if not args.output:
         raise BadInput(f"generate {prob.name}: -o FILE is required")
+    _out_folder(Path(args.output).parent, f"-o {args.output}: folder")
     try:
         inst = prob.generator.run(**params)
     except InstanceError as exc:
         raise BadInput(f"generate {prob.name}: {exc}")
-    instances.save_instance(inst, args.output)
+    try:
+        instances.save_instance(inst, args.output)
+    except OSError as exc:
+        raise BadInput(f"-o {args.output}: cannot write ({exc.strerror or exc})") from None
     _note(f"wrote {args.output} ({inst.name})")
     return EXIT_OK
 
 
 def cmd_reproduce(args) -> int:
-    from toolkit.reproduce import run_target
+    from toolkit.reproduce import TARGETS, run_target
 
+    if args.target in TARGETS:
+        _out_folder(args.out_dir, "--out-dir")
     try:
         written = run_target(args.target, quick=args.quick, out_dir=Path(args.out_dir))
     except KeyError as exc:

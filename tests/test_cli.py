@@ -349,3 +349,22 @@ def test_spectra_generate_bad_parameter_is_one_line_exit_2(tmp_path, args, field
     code, _, err = cli("generate", "spectra", *args, "-o", f)
     assert code == 2 and field in err and "Traceback" not in err and not f.exists()
     assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args", [
+    ("solve", EX / "worked_example.json", "--out", "{F}/sub"),
+    ("batch", EX / "worked_example.json", "--out", "{F}/sub"),
+    ("gap", EX / "worked_example.json", "--methods", "spectra", "--out", "{F}/sub"),
+    ("solve", EX / "worked_example.json", "--method", "milp", "--log-dir", "{F}/sub"),
+    ("solve", EX / "worked_example.json", "--method", "milp", "--write-model", "{F}/m.mps"),
+    ("reproduce", "spectra-example", "--out-dir", "{F}/sub"),
+    ("generate", "spectra", "--workload", "random", "--n", 4, "-o", "{F}/g.json"),
+], ids=["solve-out", "batch-out", "gap-out", "log-dir", "write-model", "reproduce", "generate"])
+def test_output_path_under_a_file_is_one_line_exit_2(args, tmp_path):
+    """An output folder that cannot be created (its parent is a file: no write permission
+    or a read-only file system fail the same way) is bad input, named, before any run."""
+    f = tmp_path / "afile"
+    f.write_text("x")
+    code, out, err = cli(*(str(a).replace("{F}", str(f)) for a in args))
+    assert code == 2 and out == "" and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1 and str(f) in err, err

@@ -72,6 +72,10 @@ BAD = {
                       "field 'delay'"),
     "unknown.json": ('{"problem": "tsp", "cities": 3}', "field 'problem': unknown problem"),
     "broken.json": ('{"problem": "spectra", "demand": [[1, 2]', "malformed JSON"),
+    "bigint.json": ('{"problem": "spectra", "demand": [[1]], "switches": ' + "9" * 5000
+                    + ', "delay": 0}', "bigint.json"),
+    "dupkey.json": ('{"problem": "spectra", "demand": [[1]], "switches": 1, "switches": 2, '
+                    '"delay": 0}', "field 'switches': given twice"),
 }
 
 

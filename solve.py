@@ -69,6 +69,8 @@ def _kv(items, what: str) -> dict:
         if "=" not in it:
             raise BadInput(f"{what} {it!r}: expected NAME=VALUE")
         k, v = it.split("=", 1)
+        if k.strip() in out:             # as a repeated single-valued flag: bad input
+            raise BadInput(f"{what} {k.strip()}: given twice")
         out[k.strip()] = _num(v.strip())
     return out
 

@@ -127,6 +127,20 @@ def test_unknown_param_is_exit_2_before_any_solve(capsys):
     assert code == 2 and out == "" and "MIPFocuss" in line and "MIPFocus" in line
 
 
+@pytest.mark.parametrize("flag,item,words", [
+    ("--param", "TimeLimit=x", "TimeLimit=x"), ("--param", "TimeLimit=nan", "finite"),
+    ("--param", "Threads=-5", "minimum is -1"), ("--param", "Method=99", "maximum is 6"),
+    ("--param", "TimeLimit=inf", "finite"),
+    ("--param", ("Seed=1", "seed=2"), "given twice"), ("--option", ("slots=1", "slots=2"), "given twice"),
+])
+def test_bad_or_repeated_param_value_is_exit_2_before_any_solve(flag, item, words, capsys):
+    items = [a for it in ((item,) if isinstance(item, str) else item) for a in (flag, it)]
+    code, out, err = main("solve", SPECTRA, "--method", "milp", "--backend", "highs", *items,
+                          capsys=capsys)
+    line, = err.strip().splitlines()
+    assert code == 2 and out == "" and words in line and flag in line, err
+
+
 def test_param_names_are_case_insensitive_and_take_gurobi_spelling(capsys):
     code, out, err = main("solve", SPECTRA, "--method", "spectra-lp", "--param", "timelimit=30",
                           "--backend", "highs", "--format", "json", capsys=capsys)

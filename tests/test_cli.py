@@ -372,3 +372,19 @@ def test_output_path_under_a_file_is_one_line_exit_2(args, tmp_path):
     code, out, err = cli(*(str(a).replace("{F}", str(f)) for a in args))
     assert code == 2 and out == "" and "Traceback" not in err, err
     assert len(err.strip().splitlines()) == 1 and str(f) in err, err
+
+
+@pytest.mark.parametrize("args", [
+    ("solve", EX / "worked_example.json", "--threads", "x"),
+    ("solve", EX / "worked_example.json", "--format", "xml"),
+    ("solve", EX / "worked_example.json", "--format", "csv", "--format", "json"),
+    ("solve",), ("bogus",), (), ("list", "extra"), ("-v", "-q", "list"),
+    ("gap", EX / "worked_example.json"),
+    ("generate", "spectra", "--n", "x", "-o", "x.json"),
+], ids=["type", "choice", "repeated", "no-file", "command", "no-command", "extra", "v-and-q",
+        "required", "generate"])
+def test_bad_flag_is_one_line_exit_2(args):
+    code, out, err = cli(*args)
+    assert code == 2 and out == "" and "Traceback" not in err
+    line, = err.strip().splitlines()
+    assert "error:" in line and "--help" in line, err

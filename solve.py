@@ -104,10 +104,6 @@ def _config(args):
     if cfg.write_model and len(args.files) > 1:
         raise BadInput(f"--write-model writes the model(s) of one run: give one FILE, "
                        f"got {len(args.files)}")
-    if cfg.write_model:                         # its folder, before any run
-        _out_folder(Path(cfg.write_model).parent, f"--write-model {cfg.write_model}: folder")
-    if cfg.log_dir:
-        _out_folder(cfg.log_dir, "--log-dir")
     if args.max_memory is not None:
         if not (math.isfinite(args.max_memory) and args.max_memory > 0):
             raise BadInput(f"--max-memory must be a positive number of GiB, got {args.max_memory}")

@@ -424,6 +424,7 @@ def cmd_generate(args, rest) -> int:
     _out_folder(Path(args.output).parent, f"-o {args.output}: folder")
     try:
         inst = prob.generator.run(**params)
+        instances.from_dict(inst.to_dict())     # never write a file that solve would refuse
     except InstanceError as exc:
         raise BadInput(f"generate {prob.name}: {exc}")
     try:

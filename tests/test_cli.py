@@ -388,3 +388,15 @@ def test_bad_flag_is_one_line_exit_2(args):
     assert code == 2 and out == "" and "Traceback" not in err
     line, = err.strip().splitlines()
     assert "error:" in line and "--help" in line, err
+
+
+@pytest.mark.parametrize("args,field", [
+    (("spectra", "--workload", "random", "--n", 4, "--delay", "1e308"), "'delay'"),
+    (("a2a", "--workload", "uniform", "--n", 4, "--k", 1, "--latency-s", "1e308"), "'link.latency_s'"),
+    (("lumos-sim", "--rho", "1e308"), "'workload.rho'"),
+])
+def test_generate_never_writes_a_file_solve_refuses(tmp_path, args, field):
+    f = tmp_path / "x.json"
+    code, out, err = cli("generate", *args, "-o", f)
+    assert code == 2 and out == "" and field in err and not f.exists(), err
+    assert len(err.strip().splitlines()) == 1, err

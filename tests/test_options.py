@@ -250,3 +250,12 @@ def test_single_valued_option_given_twice_is_exit_2(argv, capsys, tmp_path, monk
     code, out, err = main(*argv, capsys=capsys)
     assert code == 2 and out == "" and "given more than once" in err
     assert not (tmp_path / "x.json").exists()
+
+
+def test_static_checks_families_even_where_k1_does_not_use_them(capsys):
+    """A bad value is bad input whether or not this instance reads it (rdc already refused
+    it at k = 1; static accepted it)."""
+    for method in ("rdc", "static"):
+        code, out, err = main("solve", ROOT / "instances/a2a/uniform_n4_k1.json", "--method",
+                              method, "--option", "families=zzz", capsys=capsys)
+        assert code == 2 and out == "" and "option families" in err, (method, err)

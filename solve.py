@@ -41,6 +41,8 @@ def _kv(items, what: str) -> dict:
         if "=" not in it:
             raise BadInput(f"{what} {it!r}: expected NAME=VALUE")
         k, v = it.split("=", 1)
+        if k.strip() in out:             # as a repeated single-valued flag: bad input
+            raise BadInput(f"{what} {k.strip()}: given twice")
         out[k.strip()] = _num(v.strip())
     return out
 
@@ -169,12 +171,12 @@ def cmd_solve(args) -> int:
     return code
 
 
-def _out_folder(path) -> Path:
-    """``--out`` as a folder (created), or BadInput when it names a file."""
+def _out_folder(path, flag: str = "--out") -> Path:
+    """``--out`` as a folder (created), or BadInput when it names a file or cannot be made."""
     from toolkit.outdir import OutDirError, out_dir
 
     try:
-        return out_dir(path)
+        return out_dir(path, flag)
     except OutDirError as exc:
         raise BadInput(str(exc)) from None
 
@@ -319,18 +321,25 @@ def cmd_generate(args, rest) -> int:
     params.pop("output")
     if not args.output:
         raise BadInput(f"generate {prob.name}: -o FILE is required")
+    _out_folder(Path(args.output).parent, f"-o {args.output}: folder")
     try:
         inst = prob.generator.run(**params)
+        instances.from_dict(inst.to_dict())     # never write a file that solve would refuse
     except InstanceError as exc:
         raise BadInput(f"generate {prob.name}: {exc}")
-    instances.save_instance(inst, args.output)
+    try:
+        instances.save_instance(inst, args.output)
+    except OSError as exc:
+        raise BadInput(f"-o {args.output}: cannot write ({exc.strerror or exc})") from None
     _note(f"wrote {args.output} ({inst.name})")
     return EXIT_OK
 
 
 def cmd_reproduce(args) -> int:
-    from toolkit.reproduce import run_target
+    from toolkit.reproduce import TARGETS, run_target
 
+    if args.target in TARGETS:
+        _out_folder(args.out_dir, "--out-dir")
     try:
         written = run_target(args.target, quick=args.quick, out_dir=Path(args.out_dir))
     except KeyError as exc:
@@ -373,9 +382,57 @@ def _run(args, rest) -> int:
         return EXIT_INTERRUPTED
 
 
+class StdoutError(Exception):
+    """Writing the records to stdout failed (the reader closed the pipe, a full disk)."""
+
+
+class _RecordStream:
+    """The records' stream; a failed write raises StdoutError, so that it is told apart
+    from every other OSError of a run."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text):
+        try:
+            return self.stream.write(text)
+        except OSError as exc:
+            raise StdoutError(exc) from None
+
+    def flush(self):
+        try:
+            self.stream.flush()
+        except OSError as exc:
+            raise StdoutError(exc) from None
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
 def cli() -> None:
-    """Program entry point: records alone on stdout, everything else on stderr."""
-    sys.exit(main(out_stream=_records_only_stdout()))
+    """Program entry point: records alone on stdout, everything else on stderr. A reader
+    that closes the pipe early (``| head -1``) has taken what it wanted: exit 0, nothing on
+    stderr (a toolkit decision; the shell's SIGPIPE convention would be 141). Any other
+    failed write of the records (a full disk) is one line and exit 1."""
+    import os
+
+    stream = _RecordStream(_records_only_stdout())
+    try:
+        code = main(out_stream=stream)
+        stream.flush()
+    except StdoutError as exc:
+        try:                             # the records' fd goes nowhere: no flush at exit fails
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):
+            pass
+        cause = exc.args[0]
+        if isinstance(cause, BrokenPipeError):
+            code = EXIT_OK
+        else:
+            _error(f"error: cannot write the records to stdout: {cause.strerror or cause}")
+            code = EXIT_FAIL
+    sys.exit(code)
 
 
 if __name__ == "__main__":

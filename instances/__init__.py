@@ -78,12 +78,28 @@ def read_json(path: str | Path) -> dict:
     except UnicodeDecodeError as exc:
         raise InstanceError("", f"not UTF-8 text (byte {exc.start})", str(path))
     try:
-        return json.loads(raw)
+        return json.loads(raw, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise InstanceError("", f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
                             str(path))
     except RecursionError:
         raise InstanceError("", "malformed JSON: nested too deeply", str(path)) from None
+    except InstanceError as exc:
+        raise exc.with_source(str(path)) from None
+    except ValueError as exc:        # an integer of more digits than Python converts (4300)
+        raise InstanceError("", f"malformed JSON: a number too long to read ({exc})".split(";")[0]
+                            + ")", str(path)) from None
+
+
+def _unique_keys(pairs: list) -> dict:
+    """A JSON object as a dict; a key given twice is refused (toolkit decision: JSON
+    leaves it open and Python would keep the last value silently)."""
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen = set()
+        key = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise InstanceError(key, "given twice in one JSON object")
+    return d
 
 
 def load_instance(path: str | Path):

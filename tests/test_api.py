@@ -254,3 +254,18 @@ def test_console_script_behaves_like_solve_py(argv):
         strip = (lambda s: re.sub(r'"(runtime_s|solver_runtime_s)": [0-9.e-]+', "", s))
         assert strip(via_script.stdout) == strip(via_file.stdout)
         assert via_script.stderr == via_file.stderr
+
+
+@pytest.mark.parametrize("call,field", [
+    (lambda f: api.solve(WORKED, method="milp", log_dir=str(f / "logs")), "log_dir"),
+    (lambda f: api.solve(WORKED, method="milp", write_model=str(f / "m.mps")), "write_model"),
+    (lambda f: api.batch(WORKED, out=f / "runs.csv"), "out"),
+], ids=["log_dir", "write_model", "batch-out"])
+def test_output_path_under_a_file_is_a_config_error(call, field, tmp_path):
+    """A folder that cannot be created (here its parent is a file) is a ConfigError naming
+    the setting and the path, before any run (was an OSError deep inside, or a failed run)."""
+    f = tmp_path / "afile"
+    f.write_text("x")
+    with pytest.raises(api.ConfigError) as exc:
+        call(f)
+    assert exc.value.field == field and str(f) in str(exc.value)

@@ -72,6 +72,10 @@ BAD = {
                       "field 'delay'"),
     "unknown.json": ('{"problem": "tsp", "cities": 3}', "field 'problem': unknown problem"),
     "broken.json": ('{"problem": "spectra", "demand": [[1, 2]', "malformed JSON"),
+    "bigint.json": ('{"problem": "spectra", "demand": [[1]], "switches": ' + "9" * 5000
+                    + ', "delay": 0}', "bigint.json"),
+    "dupkey.json": ('{"problem": "spectra", "demand": [[1]], "switches": 1, "switches": 2, '
+                    '"delay": 0}', "field 'switches': given twice"),
 }
 
 
@@ -349,3 +353,50 @@ def test_spectra_generate_bad_parameter_is_one_line_exit_2(tmp_path, args, field
     code, _, err = cli("generate", "spectra", *args, "-o", f)
     assert code == 2 and field in err and "Traceback" not in err and not f.exists()
     assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args", [
+    ("solve", EX / "worked_example.json", "--out", "{F}/sub"),
+    ("batch", EX / "worked_example.json", "--out", "{F}/sub"),
+    ("gap", EX / "worked_example.json", "--methods", "spectra", "--out", "{F}/sub"),
+    ("solve", EX / "worked_example.json", "--method", "milp", "--log-dir", "{F}/sub"),
+    ("solve", EX / "worked_example.json", "--method", "milp", "--write-model", "{F}/m.mps"),
+    ("reproduce", "spectra-example", "--out-dir", "{F}/sub"),
+    ("generate", "spectra", "--workload", "random", "--n", 4, "-o", "{F}/g.json"),
+], ids=["solve-out", "batch-out", "gap-out", "log-dir", "write-model", "reproduce", "generate"])
+def test_output_path_under_a_file_is_one_line_exit_2(args, tmp_path):
+    """An output folder that cannot be created (its parent is a file: no write permission
+    or a read-only file system fail the same way) is bad input, named, before any run."""
+    f = tmp_path / "afile"
+    f.write_text("x")
+    code, out, err = cli(*(str(a).replace("{F}", str(f)) for a in args))
+    assert code == 2 and out == "" and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1 and str(f) in err, err
+
+
+@pytest.mark.parametrize("args", [
+    ("solve", EX / "worked_example.json", "--threads", "x"),
+    ("solve", EX / "worked_example.json", "--format", "xml"),
+    ("solve", EX / "worked_example.json", "--format", "csv", "--format", "json"),
+    ("solve",), ("bogus",), (), ("list", "extra"), ("-v", "-q", "list"),
+    ("gap", EX / "worked_example.json"),
+    ("generate", "spectra", "--n", "x", "-o", "x.json"),
+], ids=["type", "choice", "repeated", "no-file", "command", "no-command", "extra", "v-and-q",
+        "required", "generate"])
+def test_bad_flag_is_one_line_exit_2(args):
+    code, out, err = cli(*args)
+    assert code == 2 and out == "" and "Traceback" not in err
+    line, = err.strip().splitlines()
+    assert "error:" in line and "--help" in line, err
+
+
+@pytest.mark.parametrize("args,field", [
+    (("spectra", "--workload", "random", "--n", 4, "--delay", "1e308"), "'delay'"),
+    (("a2a", "--workload", "uniform", "--n", 4, "--k", 1, "--latency-s", "1e308"), "'link.latency_s'"),
+    (("lumos-sim", "--rho", "1e308"), "'workload.rho'"),
+])
+def test_generate_never_writes_a_file_solve_refuses(tmp_path, args, field):
+    f = tmp_path / "x.json"
+    code, out, err = cli("generate", *args, "-o", f)
+    assert code == 2 and out == "" and field in err and not f.exists(), err
+    assert len(err.strip().splitlines()) == 1, err

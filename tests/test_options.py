@@ -127,6 +127,20 @@ def test_unknown_param_is_exit_2_before_any_solve(capsys):
     assert code == 2 and out == "" and "MIPFocuss" in line and "MIPFocus" in line
 
 
+@pytest.mark.parametrize("flag,item,words", [
+    ("--param", "TimeLimit=x", "TimeLimit=x"), ("--param", "TimeLimit=nan", "finite"),
+    ("--param", "Threads=-5", "minimum is -1"), ("--param", "Method=99", "maximum is 6"),
+    ("--param", "TimeLimit=inf", "finite"),
+    ("--param", ("Seed=1", "seed=2"), "given twice"), ("--option", ("slots=1", "slots=2"), "given twice"),
+])
+def test_bad_or_repeated_param_value_is_exit_2_before_any_solve(flag, item, words, capsys):
+    items = [a for it in ((item,) if isinstance(item, str) else item) for a in (flag, it)]
+    code, out, err = main("solve", SPECTRA, "--method", "milp", "--backend", "highs", *items,
+                          capsys=capsys)
+    line, = err.strip().splitlines()
+    assert code == 2 and out == "" and words in line and flag in line, err
+
+
 def test_param_names_are_case_insensitive_and_take_gurobi_spelling(capsys):
     code, out, err = main("solve", SPECTRA, "--method", "spectra-lp", "--param", "timelimit=30",
                           "--backend", "highs", "--format", "json", capsys=capsys)
@@ -236,3 +250,12 @@ def test_single_valued_option_given_twice_is_exit_2(argv, capsys, tmp_path, monk
     code, out, err = main(*argv, capsys=capsys)
     assert code == 2 and out == "" and "given more than once" in err
     assert not (tmp_path / "x.json").exists()
+
+
+def test_static_checks_families_even_where_k1_does_not_use_them(capsys):
+    """A bad value is bad input whether or not this instance reads it (rdc already refused
+    it at k = 1; static accepted it)."""
+    for method in ("rdc", "static"):
+        code, out, err = main("solve", ROOT / "instances/a2a/uniform_n4_k1.json", "--method",
+                              method, "--option", "families=zzz", capsys=capsys)
+        assert code == 2 and out == "" and "option families" in err, (method, err)

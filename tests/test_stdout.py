@@ -106,3 +106,36 @@ def test_a_declining_method_is_one_line_naming_the_file(a2a_file):
     assert code == 2 and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {a2a_file}: method exact-te declines")
+
+
+def _piped_into_head(*args, lines=1):
+    """``solve.py ARGS | head -LINES`` with the reader closing its end early: the exit code
+    and stderr of solve.py, and what the reader got."""
+    w = subprocess.Popen([sys.executable, str(ROOT / "solve.py"), *map(str, args)], cwd=ROOT,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    got = [w.stdout.readline() for _ in range(lines)]
+    w.stdout.close()                       # the reader is done: the pipe closes
+    err = w.stderr.read()
+    return w.wait(timeout=120), got, err
+
+
+@pytest.mark.parametrize("args", [
+    ("solve", *sorted(map(str, (ROOT / "instances/examples").glob("*.json"))), "--format", "csv"),
+    ("list",),
+    ("gap", "instances/examples/worked_example.json", "instances/examples/tiny_random_n4_s2.json",
+     "--methods", "spectra,spectra-noeq", "--format", "csv", "-q"),
+], ids=["solve-csv", "list", "gap-csv"])
+def test_closed_pipe_is_not_an_error(args):
+    code, got, err = _piped_into_head(*args)
+    assert got[0].strip(), got                   # the reader got its line
+    assert "Traceback" not in err and "Broken pipe" not in err, err
+    assert code == 0, err
+
+
+def test_full_disk_on_stdout_is_one_line_exit_1():
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([sys.executable, str(ROOT / "solve.py"), "solve",
+                            "instances/examples/worked_example.json"], cwd=ROOT, stdout=full,
+                           stderr=subprocess.PIPE, text=True, timeout=120)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and "stdout" in p.stderr, p.stderr

@@ -98,13 +98,14 @@ def rdc_applicable(inst: A2AInstance, cfg: RunConfig) -> str | None:
 
 def run_static(inst: A2AInstance, cfg: RunConfig) -> MethodOutput:
     """Never reconfigure: our d = 1 strategy (base ring / best base of the families)."""
+    families = _families(cfg)            # checked at k = 1 too, as rdc does
     if inst.k == 1:
         cand = k1_candidate(inst.n, [1])
     else:
         from heuristics.a2a_rdc import base_candidate
         from heuristics.a2a_strategy import FlowTable
 
-        cands = [base_candidate(inst.n, inst.k, f) for f in _families(cfg)]
+        cands = [base_candidate(inst.n, inst.k, f) for f in families]
         cand = min(cands, key=lambda c: FlowTable(c).cost(inst.A, inst.link, inst.R))
     return MethodOutput(realize(cand, inst), metrics={"family": cand.family})
 

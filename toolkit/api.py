@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolkit.config import ConfigError, make_config
+from toolkit.config import ConfigError, check_folder, make_config
 from toolkit.options import MAX_WORKERS
 from toolkit.run import CORE_FIELDS, Interrupted, NotApplicable, run_task
 
@@ -146,6 +146,8 @@ def batch(paths, methods=None, *, out: str | os.PathLike | None = None, workers:
                               f"(known: {', '.join(sorted(known_methods()))})")
     if not (isinstance(workers, int) and 1 <= workers <= MAX_WORKERS):
         raise ConfigError("workers", f"must be an integer in 1..{MAX_WORKERS}, got {workers!r}")
+    if out is not None:
+        check_folder("out", os.path.dirname(os.fspath(out)) or ".", os.fspath(out))
     with tempfile.TemporaryDirectory() as tmp:
         csv = Path(out) if out is not None else Path(tmp) / "runs.csv"
         rep = run_batch(paths, methods, cfg, csv, workers=workers, scheduler=scheduler,

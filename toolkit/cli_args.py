@@ -53,6 +53,10 @@ class Parser(argparse.ArgumentParser):
         self.register("action", None, _StoreOnce)
         self.register("action", "store", _StoreOnce)
 
+    def error(self, message):
+        """A bad flag is one line on stderr, exit 2 (argparse would print the usage first)."""
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
 
 def parser(solve_epilog: str | None = None, description: str | None = None
            ) -> argparse.ArgumentParser:

@@ -8,6 +8,7 @@ line prints :meth:`ConfigError.cli_text`, the same words with the flag's name.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import fields
 
 from toolkit.options import MAX_SECONDS, OptionError, check_params
@@ -64,7 +65,25 @@ def check_config(cfg: RunConfig) -> RunConfig:
     if wm is not None and not wm.lower().endswith(MODEL_FORMATS):
         raise ConfigError("write_model", f"must be a file name ending in "
                           f"{' or '.join(MODEL_FORMATS)}, got {wm!r}")
+    if cfg.log_dir is not None:
+        check_folder("log_dir", cfg.log_dir)
+    for name in ("iis_path", "write_model"):
+        if getattr(cfg, name, None) is not None:
+            check_folder(name, os.path.dirname(getattr(cfg, name)) or ".", getattr(cfg, name))
     return cfg
+
+
+def check_folder(name: str, folder, path=None) -> None:
+    """ConfigError unless ``folder`` is a folder or can be created: its nearest existing
+    ancestor must be a writable folder (not a file). Nothing is created here."""
+    p = os.path.abspath(folder)
+    while not os.path.exists(p) and os.path.dirname(p) != p:
+        p = os.path.dirname(p)
+    where = path if path is not None else folder
+    if not os.path.isdir(p):
+        raise ConfigError(name, f"{where}: {p} is a file, not a folder")
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise ConfigError(name, f"{where}: cannot write in {p} (no permission or read-only)")
 
 
 def config_fields() -> tuple[str, ...]:

@@ -142,12 +142,18 @@ def option_lines(method) -> list[str]:
 
 def check_params(params: dict) -> dict:
     """``--param`` values with each name in Gurobi's spelling (names are case-insensitive);
-    an OptionError names one that is not a Gurobi parameter (before any solve)."""
+    an OptionError names one that is not a Gurobi parameter, a name given twice, a
+    non-finite number, or a value of the wrong type or outside the parameter's range
+    (Gurobi's own check, on an empty environment: no licence, no solve)."""
     if not params:
         return {}
     from difflib import get_close_matches
 
+    import gurobipy as gp
     from gurobipy import GRB
+
+    env = gp.Env(empty=True)
+    env.setParam("OutputFlag", 0)
 
     known = {n.lower(): n for n in dir(GRB.Param) if not n.startswith("_")}
     out = {}
@@ -158,5 +164,14 @@ def check_params(params: dict) -> dict:
             hint = f"; did you mean {', '.join(known[k] for k in near)}?" if near else ""
             raise OptionError(f"--param {name}: not a Gurobi parameter{hint} (names: Gurobi "
                               f"reference manual, Parameters)")
+        if canon in out:
+            raise OptionError(f"--param {canon}: given twice")
+        if isinstance(val, float) and not math.isfinite(val):
+            raise OptionError(f"--param {canon}={val}: must be a finite number")
+        try:
+            env.setParam(canon, val)
+        except (gp.GurobiError, TypeError, ValueError) as exc:
+            raise OptionError(f"--param {canon}={val}: {exc}") from None
         out[canon] = val
+    env.dispose()
     return out

@@ -36,7 +36,10 @@ def out_dir(path: str | Path, flag: str = "--out") -> Path:
     if not p.exists() and p.suffix.lower() == ".csv":
         raise OutDirError(f"{flag} {path}: {flag} names a folder, not a CSV file "
                           f"(records go to DIR/{RECORDS_CSV})")
-    p.mkdir(parents=True, exist_ok=True)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:      # a parent is a file, no permission, a read-only file system
+        raise OutDirError(f"{flag} {path}: cannot create the folder ({exc.strerror or exc})") from None
     return p
 
 

@@ -84,6 +84,10 @@ REGRESSIONS = [
     ("a Pod with traffic and no port (every method failed)", _derived(_set(("pods", 0, "ports"), 0)),
      "pods[0].ports"),
     ("intra-pod bandwidth 1e-320", _job(intra_bandwidth_gbps=1e-320), "job.intra_bandwidth_gbps"),
+    # a task's Pods that contradict its link (were accepted silently)
+    ("src_pod unknown", _derived(_set(("tasks", 0, "src_pod"), "x")), "tasks[0].src_pod"),
+    ("dst_pod off the link", _derived(_set(("tasks", 1, "dst_pod"), "r1b0")), "tasks[1].dst_pod"),
+    ("dir against src_pod/dst_pod", _derived(_set(("tasks", 0, "dir"), 1)), "tasks[0].src_pod"),
     # wrong nesting: name the field, never "invalid instance (TypeError ...)"
     ("tasks an object", _derived(_set(("tasks",), {"a": 1})), "tasks"),
     ("a pod a list", _derived(_set(("pods", 0), ["r0b0", 4])), "pods[0]"),

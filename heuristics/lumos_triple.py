@@ -282,7 +282,6 @@ def polish(out, old, ntriples, nodes, wk, stats):
                 stats[2] += 1
 
 
-
 def resplit_triples(parts, old: np.ndarray, triples: int, nodes: int,
                     work: int = 1 << 62) -> tuple[list[np.ndarray], np.ndarray]:
     """:func:`polish` on the split ``parts`` (M directed 0/1 matrices) of one group against

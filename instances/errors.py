@@ -20,8 +20,8 @@ class InstanceError(ValueError):
 
 
 def short(v) -> str:
-    """A value for an error message, cut to 40 characters."""
-    text = repr(v)
+    """A value for an error message, on one line and cut to 40 characters."""
+    text = " ".join(repr(v).split())
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -150,7 +150,10 @@ def _json_type(v) -> str:
         return "a list"
     if isinstance(v, str):
         return "a string"
-    return f"a number ({short(v)})"
+    if isinstance(v, _REAL):
+        return f"a number ({short(v)})"
+    return (f"{type(v).__name__} {short(v)} (instance data are JSON types: lists, "
+            "e.g. array.tolist())")
 
 
 def check_tree(data) -> None:

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import instances
@@ -269,3 +270,15 @@ def test_output_path_under_a_file_is_a_config_error(call, field, tmp_path):
     with pytest.raises(api.ConfigError) as exc:
         call(f)
     assert exc.value.field == field and str(f) in str(exc.value)
+
+
+@pytest.mark.parametrize("demand", [np.eye(3), ((0.0, 1.0), (1.0, 0.0))])
+def test_non_json_data_is_named_in_one_line(demand):
+    """A numpy array or a tuple where the instance wants a JSON list: the error names the
+    type and the way out, on one line (it said "got a number", with the array's newlines)."""
+    with pytest.raises(instances.InstanceError) as err:
+        api.solve({"problem": "spectra", "name": "x", "demand": demand, "switches": 2,
+                   "delay": 0.1})
+    msg = str(err.value)
+    assert "\n" not in msg and "'demand'" in msg and type(demand).__name__ in msg
+    assert "a number" not in msg and "tolist()" in msg

@@ -67,8 +67,6 @@ def parse_derived(d: dict) -> dict:
         elif t["link"] >= L:
             raise InstanceError(f"tasks[{m}].link", f"link index {t['link']} out of range "
                                                     f"(the instance has {L} links)")
-        else:
-            _check_ends(f"tasks[{m}]", links[t["link"]], t)
         if t["volume"] / (t["flows"] * bandwidth) > MAX_HORIZON_MS:
             raise InstanceError(f"tasks[{m}].volume", f"{t['volume']:g} MB take "
                                 f"{t['volume'] / (t['flows'] * bandwidth):.3g} ms even at full NIC rate, "
@@ -181,16 +179,6 @@ def _links_from_tasks(tasks: list[dict], pods: set) -> list[dict]:
             links.append({"name": f"{key[0]}-{key[1]}", "ends": list(key),
                           "incidence": {key[0]: 1, key[1]: 1}})
     return links
-
-
-def _check_ends(where: str, link: dict, t: dict) -> None:
-    """A task that gives its link and also names its Pods: they must be the link's ends in
-    the task's direction (dir 0: ends[0] to ends[1]), else the file contradicts itself."""
-    a, b = link["ends"] if t["dir"] == 0 else link["ends"][::-1]
-    for k, want in (("src_pod", a), ("dst_pod", b)):
-        if k in t and t[k] != want:
-            raise InstanceError(f"{where}.{k}", f"{t[k]!r} is not the {k[:3]} end of its link "
-                                f"{link['name']} in direction {t['dir']} ({want!r})")
 
 
 def _find_link(where: str, links: list[dict], t: dict) -> tuple[int, int]:

@@ -154,24 +154,25 @@ def check_params(params: dict) -> dict:
 
     env = gp.Env(empty=True)
     env.setParam("OutputFlag", 0)
-
-    known = {n.lower(): n for n in dir(GRB.Param) if not n.startswith("_")}
-    out = {}
-    for name, val in params.items():
-        canon = known.get(str(name).lower())
-        if canon is None:
-            near = get_close_matches(str(name).lower(), known, n=3)
-            hint = f"; did you mean {', '.join(known[k] for k in near)}?" if near else ""
-            raise OptionError(f"--param {name}: not a Gurobi parameter{hint} (names: Gurobi "
-                              f"reference manual, Parameters)")
-        if canon in out:
-            raise OptionError(f"--param {canon}: given twice")
-        if isinstance(val, float) and not math.isfinite(val):
-            raise OptionError(f"--param {canon}={val}: must be a finite number")
-        try:
-            env.setParam(canon, val)
-        except (gp.GurobiError, TypeError, ValueError) as exc:
-            raise OptionError(f"--param {canon}={val}: {exc}") from None
-        out[canon] = val
-    env.dispose()
+    try:
+        known = {n.lower(): n for n in dir(GRB.Param) if not n.startswith("_")}
+        out = {}
+        for name, val in params.items():
+            canon = known.get(str(name).lower())
+            if canon is None:
+                near = get_close_matches(str(name).lower(), known, n=3)
+                hint = f"; did you mean {', '.join(known[k] for k in near)}?" if near else ""
+                raise OptionError(f"--param {name}: not a Gurobi parameter{hint} (names: Gurobi "
+                                  f"reference manual, Parameters)")
+            if canon in out:
+                raise OptionError(f"--param {canon}: given twice")
+            if isinstance(val, float) and not math.isfinite(val):
+                raise OptionError(f"--param {canon}={val}: must be a finite number")
+            try:
+                env.setParam(canon, val)
+            except (gp.GurobiError, TypeError, ValueError) as exc:
+                raise OptionError(f"--param {canon}={val}: {exc}") from None
+            out[canon] = val
+    finally:
+        env.dispose()
     return out

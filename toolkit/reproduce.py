@@ -122,7 +122,7 @@ TARGETS: dict[str, Target] = {
                                   "optimum, over LNS seeds (a study)", "~30 s", "~10 s"),
     "lumos-table6": Target("benchmarks.lumos_table6:run",
                            "LumosCore [002] Table 6: reallocated links per reconfiguration",
-                           "~1 h", "~9 min", "full"),
+                           "~7 min", "~2 min"),
     "lumos-placement": Target("benchmarks.lumos_placement:run",
                               "LumosCore GPU placement: ILP vs greedy on 1,000 trace arrivals at 4k/32k GPUs",
                               "~35 s", "~5 s", "quick"),

@@ -56,6 +56,7 @@ def parse_derived(d: dict) -> dict:
     tasks = [_task(f"tasks[{m}]", t) for m, t in enumerate(tasks_raw)]
     links_raw = seq("links", d["links"]) if "links" in d else []
     links = [_link(f"links[{e}]", l, set(pods)) for e, l in enumerate(links_raw)]
+    _unique_names(links)
     if not links:
         links = _links_from_tasks(tasks, set(pods))
     L, P = len(links), len(pods)
@@ -162,6 +163,16 @@ def _link(where: str, l, pods: set) -> dict:
         number(f"{where}.incidence.{p}", v, integer=True, lo=1, hi=MAX_PORTS)
     name = text(f"{where}.name", l["name"]) if "name" in l else f"{a}-{b}"
     return {"name": name, "ends": [a, b], "incidence": {p: int(v) for p, v in inc.items()}}
+
+
+def _unique_names(links: list[dict]) -> None:
+    """Two links of one name would be one in every output that names links (topologies,
+    reports): refused, naming the second (an unnamed link is named "a-b" by its ends)."""
+    seen: set = set()
+    for e, l in enumerate(links):
+        if l["name"] in seen:
+            raise InstanceError(f"links[{e}].name", f"duplicate link name {l['name']!r}")
+        seen.add(l["name"])
 
 
 def _links_from_tasks(tasks: list[dict], pods: set) -> list[dict]:

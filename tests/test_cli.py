@@ -127,6 +127,19 @@ def test_batch_skips_bad_file_and_solves_the_rest(tmp_path):
     assert "worked-example" in stdout
 
 
+def test_batch_of_a_folder_without_instances_is_bad_input(tmp_path):
+    """A folder holding no *.json is a wrong path: exit 2 naming it (was "0 ran", exit 0);
+    the other paths still run."""
+    empty = tmp_path / "empty"
+    (empty / "sub").mkdir(parents=True)
+    (empty / "notes.txt").write_text("no instances here")
+    code, stdout, err = cli("batch", empty, "--out", tmp_path / "runs", "--no-progress")
+    assert code == 2 and f"{empty}: no instance files" in err and not stdout.strip()
+    d = _batch_dir(tmp_path)
+    code, stdout, err = cli("batch", empty, d, "--out", tmp_path / "runs2", "--no-progress")
+    assert code == 2 and len(rows(tmp_path / "runs2" / "records.csv")) == 3
+
+
 def test_batch_resume_skips_finished_and_retries_errors(tmp_path):
     d = _batch_dir(tmp_path)
     out = tmp_path / "runs" / "records.csv"

@@ -90,6 +90,9 @@ REGRESSIONS = [
     ("a task a number", _derived(_set(("tasks", 2), 7)), "tasks[2]"),
     ("a dependency an object", _derived(_set(("deps", 0), {"pre": 0})), "deps[0]"),
     ("ends a string", _derived(_set(("links", 0, "ends"), "r0b0-r0b1")), "links[0].ends"),
+    # two links of one name were accepted (a million of them too)
+    ("a link name twice", _derived(lambda d: d["links"][1].update(name=d["links"][0]["name"])),
+     "links[1].name"),
     ("incidence a list", _derived(_set(("links", 0, "incidence"), [1, 1])), "links[0].incidence"),
     ("job a list", {"problem": "delta", "job": [JOB["job"]]}, "job"),
     ("arch a list", _job(arch=[1]), "job.arch"),

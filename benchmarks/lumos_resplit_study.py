@@ -1,5 +1,5 @@
-"""Would exact re-splits of three OCSes close MDMCF's gap? (issue 17 item 2; a study for
-whoever plans the work, not a method).
+"""Would exact re-splits of three or four OCSes close MDMCF's gap? (issue 17 item 2; a study
+for whoever plans the work, not a method).
 
 On the worst proven ring step of results/lumos_reconfig_quality.md, 100 times the LNS's
 default work still misses one group's optimum by 3 old circuits, while an exact re-split
@@ -10,15 +10,17 @@ per group, itv-mdmcf's split with ``lns`` work units per OCS port (VARIANTS) and
 seed of SEEDS, then exact re-splits of triples of even OCSes (heuristics.lumos_triple:
 every triple whose bound leaves room, searched exactly up to NODES placements; a triple
 re-split when it keeps one more old circuit) until no triple improves: a local optimum
-for the three-OCS neighbourhood. Reported per variant and seed: worst and mean ratio to
-the proven optimum and steps above 1.03x before and after, the searches (and how many hit
-NODES, so were not exact), and their time next to MDMCF's and ITV-MCF's.
+for the three-OCS neighbourhood; then the same with quadruples (:func:`quad_local_opt`, on
+groups of at most QUAD_OCS even OCSes). Reported per variant and seed: worst and mean
+ratio to the proven optimum and steps above 1.03x before and after, the searches (and how
+many hit NODES, so were not exact), and their time next to MDMCF's and ITV-MCF's.
 
 Run: python solve.py reproduce lumos-resplit-study [--quick]
 Writes results/lumos_resplit_study.md and .csv.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from pathlib import Path
@@ -31,8 +33,50 @@ from toolkit.progress import track
 
 VARIANTS = (20, 30)             # the LNS's work per OCS port before the re-splits (default 30)
 SEEDS = tuple(range(6))         # LNS seeds (option lns_seed)
-NODES = 1_000_000               # placements per triple search (exact unless reached)
+NODES = 1_000_000               # placements per search (exact unless reached)
+QUAD_OCS = 16                   # quadruples only up to this many even OCSes (32: 35,960 per pass)
 ALL = 1 << 30                   # triples per pass: every one with room
+
+
+def quad_local_opt(X: np.ndarray, U: np.ndarray, nodes: int = NODES):
+    """Exact re-splits of four even OCSes at a time (heuristics.lumos_triple.search with
+    k = 4), the subsets with the largest bound gap first, until none improves: X (M, P, P)
+    the split, U the old even OCSes. Returns (split, searches, searches that hit ``nodes``)."""
+    from heuristics.lumos_triple import search
+    X = np.array(X)
+    M, n = X.shape[:2]
+    old = np.full((M, n), -1, np.int64)
+    m, s, t = np.nonzero(U)
+    old[m, s] = t
+    R = np.triu(U + U.transpose(0, 2, 1), 1)           # old circuits per OCS and Pod pair
+    searches = at_limit = 0
+    improved = True
+    while improved:
+        improved = False
+        cand = []
+        for S in map(list, itertools.combinations(range(M), 4)):
+            C = np.triu((X[S] + X[S].transpose(0, 2, 1)).sum(axis=0), 1)
+            kept = int((X[S] * U[S]).sum())
+            gap = int(np.minimum(C, R[S].sum(axis=0)).sum()) - kept
+            if gap > 0:
+                cand.append((-gap, S, kept))
+        for _, S, kept in sorted(cand, key=lambda c: c[0]):
+            C = np.triu((X[S] + X[S].transpose(0, 2, 1)).sum(axis=0), 1)
+            a, b = np.nonzero(C)
+            res = np.empty((4, n), np.int64)
+            d = search(a.astype(np.int64), b.astype(np.int64), C[a, b].astype(np.int64),
+                       old[S].copy(), n, kept + 1, nodes, res)
+            searches += 1
+            at_limit += -d >= nodes
+            if d > 0:
+                Y = np.zeros((4, n, n), np.int64)
+                for j in range(4):
+                    on = np.flatnonzero(res[j] >= 0)
+                    Y[j, on, res[j][on]] = 1
+                X[S] = Y
+                improved = True
+                break
+    return X, searches, at_limit
 
 
 def _steps(quick: bool) -> list:
@@ -66,8 +110,9 @@ def study(quick: bool, out_dir: Path) -> pd.DataFrame:
             rec = {"lns": lns, "lns_seed": lseed, "pods": P, "groups": H, "k_spine": K,
                    "seed": seed, "step": step, "ilp_status": opt["ilp_status"],
                    "ilp_rewiring": opt["ilp_rewiring"], "mdmcf_rewiring": 0,
-                   "resplit_rewiring": 0, "searches": 0, "searches_at_limit": 0,
-                   "mdmcf_s": 0.0, "resplit_s": 0.0, "mcf_s": 0.0}
+                   "resplit_rewiring": 0, "quad_rewiring": 0, "searches": 0,
+                   "searches_at_limit": 0, "quad_searches": 0, "mdmcf_s": 0.0,
+                   "resplit_s": 0.0, "quad_s": 0.0, "mcf_s": 0.0}
             for h in range(H):
                 U, V = old_even(inst, h), old_even(inst, h, 1)
                 X, t = _timed(split_group, inst.C[h], K, U, old_odd=V, lns=lns, lns_seed=lseed)
@@ -76,16 +121,23 @@ def study(quick: bool, out_dir: Path) -> pd.DataFrame:
                 Y = np.array(Y)
                 S = Y.sum(axis=0)
                 assert np.array_equal(S + S.T, inst.C[h]) and Y.sum(axis=2).max() <= 1
+                if K // 2 <= QUAD_OCS:
+                    (Z, nq, lq), tq = _timed(quad_local_opt, Y, U)
+                else:
+                    Z, nq, lq, tq = Y, 0, 0, 0.0
                 rec["mdmcf_rewiring"] += _rewiring(np.array(X), U, V)
                 rec["resplit_rewiring"] += _rewiring(Y, U, V)
+                rec["quad_rewiring"] += _rewiring(Z, U, V)
                 rec["searches"] += int(st[1])
-                rec["searches_at_limit"] += int(st[2])
+                rec["searches_at_limit"] += int(st[2]) + lq
+                rec["quad_searches"] += nq
+                rec["quad_s"] += tq
                 rec["mdmcf_s"] += t
                 rec["resplit_s"] += tr
                 rec["mcf_s"] += tm
             rows.append(rec)
     df = pd.DataFrame(rows)
-    for c in ("mdmcf", "resplit"):
+    for c in ("mdmcf", "resplit", "quad"):
         df[f"{c}_vs_ilp"] = df[f"{c}_rewiring"] / df.ilp_rewiring.where(df.ilp_rewiring > 0)
         df.loc[(df.ilp_rewiring == 0) & (df[f"{c}_rewiring"] == 0), f"{c}_vs_ilp"] = 1.0
     return df
@@ -102,10 +154,13 @@ def _summary(df: pd.DataFrame) -> pd.DataFrame:
         steps=("step", "size"), worst_mdmcf_vs_ilp=("mdmcf_vs_ilp", "max"),
         mdmcf_above_103=("mdmcf_vs_ilp", _above), worst_resplit_vs_ilp=("resplit_vs_ilp", "max"),
         mean_resplit_vs_ilp=("resplit_vs_ilp", "mean"), resplit_above_103=("resplit_vs_ilp", _above),
+        worst_quad_vs_ilp=("quad_vs_ilp", "max"), quad_above_103=("quad_vs_ilp", _above),
+        quad_searches=("quad_searches", "sum"), quad_s=("quad_s", "sum"),
         searches=("searches", "sum"), searches_at_limit=("searches_at_limit", "sum"),
         mdmcf_s=("mdmcf_s", "sum"), resplit_s=("resplit_s", "sum"),
         mcf_s=("mcf_s", "sum")).reset_index()
     by["resplit_vs_mcf_time"] = by.resplit_s / by.mcf_s
+    by["quad_vs_mcf_time"] = by.quad_s / by.mcf_s
     by["mdmcf_vs_mcf_time"] = by.mdmcf_s / by.mcf_s
     return by
 
@@ -115,37 +170,39 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
     df = study(quick, out_dir)
     by = _summary(df)
     cmd = "python solve.py reproduce lumos-resplit-study" + (" --quick" if quick else "")
-    worst = by.groupby("lns").agg(before=("worst_mdmcf_vs_ilp", "max"),
-                                  after=("worst_resplit_vs_ilp", "max"),
-                                  seeds_above=("resplit_above_103", lambda s: int((s > 0).sum())),
-                                  seeds=("lns_seed", "size"))
-    verdict = "; ".join(f"lns {lns:g}: worst {r.before:.4f}x before, {r.after:.4f}x after, "
-                        f"{int(r.seeds_above)} of {int(r.seeds)} seeds with a step above 1.03x"
-                        for lns, r in worst.iterrows())
-    missed = bool((worst.seeds_above > 0).any())
-    verdict += (". A local optimum of three-OCS re-splits can still be several old circuits "
-                "from the optimum, so this neighbourhood alone does not make every proven step "
-                "1.03x for every LNS seed" if missed else ". Every proven step is within 1.03x "
-                "for every LNS seed") + (
-        f"; the exhaustive searches took {by.resplit_vs_mcf_time.min():.1f}-"
-        f"{by.resplit_vs_mcf_time.max():.1f}x ITV-MCF's time on top of MDMCF's "
-        f"({by.mdmcf_vs_mcf_time.min():.1f}-{by.mdmcf_vs_mcf_time.max():.1f}x)")
+    worst = by.groupby("lns").agg(
+        before=("worst_mdmcf_vs_ilp", "max"), after=("worst_resplit_vs_ilp", "max"),
+        quad=("worst_quad_vs_ilp", "max"),
+        seeds_above=("resplit_above_103", lambda s: int((s > 0).sum())),
+        quad_seeds_above=("quad_above_103", lambda s: int((s > 0).sum())),
+        seeds=("lns_seed", "size"))
+    verdict = "; ".join(
+        f"lns {lns:g}: worst {r.before:.4f}x, after triples {r.after:.4f}x "
+        f"({int(r.seeds_above)} of {int(r.seeds)} seeds with a step above 1.03x), after "
+        f"quadruples {r.quad:.4f}x ({int(r.quad_seeds_above)} of {int(r.seeds)})"
+        for lns, r in worst.iterrows())
+    verdict += (
+        f". The triple searches took {by.resplit_vs_mcf_time.min():.1f}-"
+        f"{by.resplit_vs_mcf_time.max():.1f}x ITV-MCF's time and the quadruple searches "
+        f"{by.quad_vs_mcf_time.min():.0f}-{by.quad_vs_mcf_time.max():.0f}x, on top of "
+        f"MDMCF's {by.mdmcf_vs_mcf_time.min():.1f}-{by.mdmcf_vs_mcf_time.max():.1f}x")
     lines = [
-        "# MDMCF plus exact re-splits of three OCSes (issue 17 item 2: a study)", "",
+        "# MDMCF plus exact re-splits of three and four OCSes (issue 17 item 2: a study)", "",
         f"Regenerate: `{cmd}` (the ITV-ILP optima come from the lumos-reconfig-quality "
         "cache, results/lumos_runs/reconfig_quality/, solved there if missing). Machine: "
         f"{machine()}; load average {load0:.1f} at the start.", "",
         "Per group: itv-mdmcf with `lns` work units per OCS port (30 is the default) and "
         "LNS seed `lns_seed`, then exact re-splits of triples of even OCSes "
         "(heuristics.lumos_triple, a compiled exact-cover search checked against the "
-        "sub-group's ITV-ILP on HiGHS) until no triple improves: a local optimum of the "
-        f"three-OCS neighbourhood (a search is exact unless it reaches {NODES:,} "
-        "placements: `searches_at_limit`). Ring-churn steps of the lumos-reconfig-quality "
-        f"set ({df.groupby(['lns', 'lns_seed']).size().max()} steps, those the ITV-ILP "
-        "proved; job churn is optimal there already). Times: one run each, summed over "
-        "the steps' groups (`resplit_s`: all the searches; `mcf_s`: ITV-MCF on the same "
-        "groups).", "",
-        f"Verdict: {verdict}.", "",
+        "sub-group's ITV-ILP on HiGHS) until no triple improves (`resplit`), then of "
+        "quadruples until none improves (`quad`; groups of at most "
+        f"{QUAD_OCS} even OCSes, the K = 64 groups keep their triple result): local optima of "
+        f"those neighbourhoods (a search is exact unless it reaches {NODES:,} placements: "
+        "`searches_at_limit`). Ring-churn steps of the lumos-reconfig-quality set "
+        f"({df.groupby(['lns', 'lns_seed']).size().max()} steps, those the ITV-ILP proved; "
+        "job churn is optimal there already). Times: one run each, summed over the steps' "
+        "groups (`resplit_s`, `quad_s`: the searches; `mcf_s`: ITV-MCF on the same groups).",
+        "", f"Verdict: {verdict}.", "",
         md_table(by, ".4g"), "",
         f"Load average at the end: {os.getloadavg()[0]:.1f}.", "",
         "## Per step", "", md_table(df, ".4g"), ""]

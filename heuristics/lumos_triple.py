@@ -55,13 +55,15 @@ def _revive(mark, tl, dead, opt_p, opt_tx, opt_rx, opt_kept, live, klive, plive,
 
 @njit
 def search(pa, pb, cnt, old3, n, goal, nodes, res):
-    """A placement of the pairs (pa[p] < pb[p], cnt[p] copies) over 3 OCSes (old3 (3, n):
-    old Rx of each Tx, -1 none) keeping >= ``goal`` old circuits, into res (3, n) (Rx of
-    each Tx, -1 free). Returns the placements done (> 0) if found, else minus them (<= 0).
-    """
+    """A placement of the pairs (pa[p] < pb[p], cnt[p] copies) over k OCSes (old3 (k, n):
+    old Rx of each Tx, -1 none; k = 3 in :func:`polish`) keeping >= ``goal`` old circuits,
+    into res (k, n) (Rx of each Tx, -1 free). Returns the placements done (> 0) if found,
+    else minus them (<= 0)."""
+    k = old3.shape[0]
+    Q = 2 * k                                     # options per pair: OCS j = q // 2, direction q % 2
     P = len(pa)
-    O = 6 * P
-    NP = 6 * n                                    # Tx(j, v) = j n + v, Rx(j, v) = 3 n + j n + v
+    O = Q * P
+    NP = Q * n                                    # Tx(j, v) = j n + v, Rx(j, v) = k n + j n + v
     opt_p = np.empty(O, np.int64)
     opt_tx = np.empty(O, np.int64)
     opt_rx = np.empty(O, np.int64)
@@ -72,11 +74,11 @@ def search(pa, pb, cnt, old3, n, goal, nodes, res):
         deg[pa[p]] += cnt[p]
         deg[pb[p]] += cnt[p]
         total += cnt[p]
-        for q in range(6):
-            o = 6 * p + q
+        for q in range(Q):
+            o = Q * p + q
             j = q >> 1
             s, t = (pa[p], pb[p]) if q & 1 == 0 else (pb[p], pa[p])
-            opt_p[o], opt_tx[o], opt_rx[o] = p, j * n + s, 3 * n + j * n + t
+            opt_p[o], opt_tx[o], opt_rx[o] = p, j * n + s, k * n + j * n + t
             if old3[j, s] == t:
                 opt_kept[o] = 1
     ptr = np.zeros(NP + 1, np.int64)              # options of each port (CSR)
@@ -95,12 +97,12 @@ def search(pa, pb, cnt, old3, n, goal, nodes, res):
     need = np.empty(NP, np.int64)                # the ports that must be covered
     NN = 0
     for v in range(n):
-        if deg[v] == 6:
-            for j in range(3):
-                need[NN], need[NN + 1] = j * n + v, 3 * n + j * n + v
+        if deg[v] == Q:
+            for j in range(k):
+                need[NN], need[NN + 1] = j * n + v, k * n + j * n + v
                 NN += 2
     dead = np.zeros(O, np.int64)
-    live = np.full(P, 6, np.int64)
+    live = np.full(P, Q, np.int64)
     klive = np.zeros(P, np.int64)
     for o in range(O):
         klive[opt_p[o]] += opt_kept[o]
@@ -121,10 +123,10 @@ def search(pa, pb, cnt, old3, n, goal, nodes, res):
             if placed == total:
                 if kept >= goal:
                     res[:] = -1
-                    for k in range(d):
-                        o = chosen[k]
-                        j = (o % 6) >> 1
-                        res[j, opt_tx[o] - j * n] = opt_rx[o] - 3 * n - j * n
+                    for r in range(d):
+                        o = chosen[r]
+                        j = (o % Q) >> 1
+                        res[j, opt_tx[o] - j * n] = opt_rx[o] - k * n - j * n
                     return done
                 descend = False
             else:
@@ -138,8 +140,8 @@ def search(pa, pb, cnt, old3, n, goal, nodes, res):
                         if live[p] < bc:
                             bk, bi, bc = 0, p, live[p]
                 if not bad and kept + ub >= goal:
-                    for k in range(NN):
-                        i = need[k]
+                    for r in range(NN):
+                        i = need[r]
                         if not covered[i]:
                             if plive[i] == 0:
                                 bad = True
@@ -165,7 +167,7 @@ def search(pa, pb, cnt, old3, n, goal, nodes, res):
             chosen[top] = -1
         nxt = -1
         if done < nodes:
-            lo, hi = (6 * item[top], 6 * item[top] + 6) if kind[top] == 0 else \
+            lo, hi = (Q * item[top], Q * item[top] + Q) if kind[top] == 0 else \
                 (ptr[item[top]], ptr[item[top] + 1])
             r = lo + pos[top] + 1 if pos[top] >= 0 else lo
             while r < hi:
@@ -194,7 +196,7 @@ def search(pa, pb, cnt, old3, n, goal, nodes, res):
                 tl = _kill(popt[r], dead, opt_p, opt_tx, opt_rx, opt_kept, live, klive, plive,
                            trail, tl)
         if rem[p] == 0:
-            for c in range(6 * p, 6 * p + 6):
+            for c in range(Q * p, Q * p + Q):
                 tl = _kill(c, dead, opt_p, opt_tx, opt_rx, opt_kept, live, klive, plive, trail,
                            tl)
         descend = True

@@ -11,7 +11,8 @@ ports needed) exactly one. :func:`search`: depth first, branching on the item (a
 a needed port) with the fewest live options, options killed and revived on a trail
 (Knuth's dancing-links idea on arrays); bound kept + sum_p min(copies left, live kept
 options of p) (old circuits of one OCS never share a port); it stops at the first
-placement that reaches the goal or after ``nodes`` placements. :func:`polish` visits the
+placement that reaches the goal or after ``nodes`` placements; it takes any number k of
+OCSes (k = 4 in the study's quadruple stage), the same way. :func:`polish` visits the
 triples with the largest gap between that bound and the kept circuits first, re-splits
 the first that improves and starts over (first improvement), within a work budget.
 

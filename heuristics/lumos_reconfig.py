@@ -210,8 +210,7 @@ def _mdmcf_group(C_h, K, old, eject, restarts, old_odd, eject_work, eject_deadli
                 break
     if small and best > floor:          # 5.
         alt, _ = lp_guided(C_h, old, odd, parts, EXACT_NODES, full=P <= EXACT_FULL_PODS)
-        if _realizes(alt, C_h) and _rewiring(alt, old, odd) < best:
-            parts = alt
+        parts, best = _cheaper(alt, parts, best, C_h, old, odd)
     return parts
 
 

@@ -207,11 +207,13 @@ def plan(paths, methods: list[str] | None, cfg: RunConfig, done: dict, report: B
     """
     if keyless not in ("rerun", "keep"):
         raise ValueError(f"keyless must be 'rerun' or 'keep', got {keyless!r}")
-    tasks = []
-    for p in map(Path, paths):          # a folder without instances: a wrong path, not "0 ran"
-        if p.is_dir() and not any(q.is_file() for q in p.rglob("*.json")):
+    tasks, files = [], []
+    for p in map(Path, paths):
+        found = instance_files([p])
+        if p.is_dir() and not found:    # a folder without instances: a wrong path, not "0 ran"
             report.bad_input.append(f"{p}: no instance files (*.json) in this folder")
-    for path in instance_files(paths):
+        files += found
+    for path in files:
         src = str(path)
         try:
             data = instances.read_json(path)

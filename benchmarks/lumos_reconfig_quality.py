@@ -104,10 +104,11 @@ def ilp_optimum(inst: ReconfigInstance, start, cache: Path) -> dict:
     return rec
 
 
-def _timed(fn, inst):
+def _timed(fn, *args, **kw):
+    """(fn(*args, **kw), its wall time in s)."""
     t0 = time.perf_counter()
-    conf = fn(inst)
-    return conf, time.perf_counter() - t0
+    out = fn(*args, **kw)
+    return out, time.perf_counter() - t0
 
 
 def compare(inst: ReconfigInstance, repeats: int = REPEATS) -> dict:
@@ -147,12 +148,18 @@ def quality(quick: bool, out_dir: Path) -> pd.DataFrame:
                 rows.append({"workload": workload, "pods": P, "groups": H, "k_spine": K,
                              "churn": churn, "seed": seed, "step": step, **rec})
     df = pd.DataFrame(rows)
-    for m in ("mdmcf", "mdmcf_lp", "mcf"):
-        df[f"{m}_vs_ilp"] = df[f"{m}_rewiring"] / df.ilp_rewiring.where(df.ilp_rewiring > 0)
-        df.loc[(df.ilp_rewiring == 0) & (df[f"{m}_rewiring"] == 0), f"{m}_vs_ilp"] = 1.0
+    vs_ilp(df, ("mdmcf", "mdmcf_lp", "mcf"))
     df["time_vs_mcf"] = df.mdmcf_time_s / df.mcf_time_s
     df["lp_time_vs_mcf"] = df.mdmcf_lp_time_s / df.mcf_time_s
     return df
+
+
+def vs_ilp(df: pd.DataFrame, methods) -> None:
+    """Adds ``<m>_vs_ilp`` = ``<m>_rewiring`` / ``ilp_rewiring`` for each of ``methods``
+    (1 where both are 0, NaN where only the ILP's is)."""
+    for m in methods:
+        df[f"{m}_vs_ilp"] = df[f"{m}_rewiring"] / df.ilp_rewiring.where(df.ilp_rewiring > 0)
+        df.loc[(df.ilp_rewiring == 0) & (df[f"{m}_rewiring"] == 0), f"{m}_vs_ilp"] = 1.0
 
 
 def speed(quick: bool) -> tuple[pd.DataFrame, list]:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import time
 from pathlib import Path
 
 import numpy as np
@@ -42,38 +41,31 @@ def quad_local_opt(X: np.ndarray, U: np.ndarray, nodes: int = NODES):
     """Exact re-splits of four even OCSes at a time (heuristics.lumos_triple.search with
     k = 4), the subsets with the largest bound gap first, until none improves: X (M, P, P)
     the split, U the old even OCSes. Returns (split, searches, searches that hit ``nodes``)."""
-    from heuristics.lumos_triple import search
+    from heuristics.lumos_triple import matrices_of, rows, search
     X = np.array(X)
-    M, n = X.shape[:2]
-    old = np.full((M, n), -1, np.int64)
-    m, s, t = np.nonzero(U)
-    old[m, s] = t
+    n = X.shape[1]
+    old = rows(U)
     R = np.triu(U + U.transpose(0, 2, 1), 1)           # old circuits per OCS and Pod pair
     searches = at_limit = 0
     improved = True
     while improved:
         improved = False
         cand = []
-        for S in map(list, itertools.combinations(range(M), 4)):
+        for S in map(list, itertools.combinations(range(len(X)), 4)):
             C = np.triu((X[S] + X[S].transpose(0, 2, 1)).sum(axis=0), 1)
             kept = int((X[S] * U[S]).sum())
             gap = int(np.minimum(C, R[S].sum(axis=0)).sum()) - kept
             if gap > 0:
-                cand.append((-gap, S, kept))
-        for _, S, kept in sorted(cand, key=lambda c: c[0]):
-            C = np.triu((X[S] + X[S].transpose(0, 2, 1)).sum(axis=0), 1)
+                cand.append((-gap, S, C, kept))
+        for _, S, C, kept in sorted(cand, key=lambda c: c[0]):
             a, b = np.nonzero(C)
             res = np.empty((4, n), np.int64)
             d = search(a.astype(np.int64), b.astype(np.int64), C[a, b].astype(np.int64),
-                       old[S].copy(), n, kept + 1, nodes, res)
+                       old[S], n, kept + 1, nodes, res)
             searches += 1
             at_limit += -d >= nodes
             if d > 0:
-                Y = np.zeros((4, n, n), np.int64)
-                for j in range(4):
-                    on = np.flatnonzero(res[j] >= 0)
-                    Y[j, on, res[j][on]] = 1
-                X[S] = Y
+                X[S] = matrices_of(res)
                 improved = True
                 break
     return X, searches, at_limit
@@ -84,12 +76,6 @@ def _steps(quick: bool) -> list:
     sets = [s for s in (Q.SETS[::2] if quick else Q.SETS) if s[0] == "rings"]
     return [(P, H, K, seed, step, inst) for wl, P, H, K, churn, n, seeds in sets
             for seed in seeds for step, inst in Q._instances(wl, P, H, K, churn, n, seed)]
-
-
-def _timed(fn, *a, **kw):
-    t0 = time.perf_counter()
-    out = fn(*a, **kw)
-    return out, time.perf_counter() - t0
 
 
 def study(quick: bool, out_dir: Path) -> pd.DataFrame:
@@ -115,14 +101,14 @@ def study(quick: bool, out_dir: Path) -> pd.DataFrame:
                    "resplit_s": 0.0, "quad_s": 0.0, "mcf_s": 0.0}
             for h in range(H):
                 U, V = old_even(inst, h), old_even(inst, h, 1)
-                X, t = _timed(split_group, inst.C[h], K, U, old_odd=V, lns=lns, lns_seed=lseed)
-                (Y, st), tr = _timed(resplit_triples, X, U, ALL, NODES)
-                _, tm = _timed(split_group, inst.C[h], K, U, aware=False)
+                X, t = Q._timed(split_group, inst.C[h], K, U, old_odd=V, lns=lns, lns_seed=lseed)
+                (Y, st), tr = Q._timed(resplit_triples, X, U, ALL, NODES)
+                _, tm = Q._timed(split_group, inst.C[h], K, U, aware=False)
                 Y = np.array(Y)
                 S = Y.sum(axis=0)
                 assert np.array_equal(S + S.T, inst.C[h]) and Y.sum(axis=2).max() <= 1
                 if K // 2 <= QUAD_OCS:
-                    (Z, nq, lq), tq = _timed(quad_local_opt, Y, U)
+                    (Z, nq, lq), tq = Q._timed(quad_local_opt, Y, U)
                 else:
                     Z, nq, lq, tq = Y, 0, 0, 0.0
                 rec["mdmcf_rewiring"] += _rewiring(np.array(X), U, V)
@@ -137,9 +123,7 @@ def study(quick: bool, out_dir: Path) -> pd.DataFrame:
                 rec["mcf_s"] += tm
             rows.append(rec)
     df = pd.DataFrame(rows)
-    for c in ("mdmcf", "resplit", "quad"):
-        df[f"{c}_vs_ilp"] = df[f"{c}_rewiring"] / df.ilp_rewiring.where(df.ilp_rewiring > 0)
-        df.loc[(df.ilp_rewiring == 0) & (df[f"{c}_rewiring"] == 0), f"{c}_vs_ilp"] = 1.0
+    Q.vs_ilp(df, ("mdmcf", "resplit", "quad"))
     return df
 
 

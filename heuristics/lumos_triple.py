@@ -285,22 +285,30 @@ def polish(out, old, ntriples, nodes, wk, stats):
                 stats[2] += 1
 
 
+def rows(X: np.ndarray) -> np.ndarray:
+    """(M, n) Rx of each Tx (-1 none) of the directed 0/1 matrices X (M, n, n): the compiled
+    searches' form (lumos_chain's ``out``)."""
+    out = np.full(X.shape[:2], -1, np.int64)
+    m, s, t = np.nonzero(X)
+    out[m, s] = t
+    return out
+
+
+def matrices_of(out: np.ndarray) -> np.ndarray:
+    """The (M, n, n) 0/1 matrices of :func:`rows`' form."""
+    X = np.zeros(out.shape + out.shape[1:], np.int64)
+    m, s = np.nonzero(out >= 0)
+    X[m, s, out[m, s]] = 1
+    return X
+
+
 def resplit_triples(parts, old: np.ndarray, triples: int, nodes: int,
                     work: int = 1 << 62) -> tuple[list[np.ndarray], np.ndarray]:
     """:func:`polish` on the split ``parts`` (M directed 0/1 matrices) of one group against
     the old even OCSes ``old`` (M, P, P): ``triples`` per pass, ``nodes`` per search,
     ``work`` units in all. Returns (the new split, [re-splits, searches, searches stopped
     by ``nodes``])."""
-    X = np.asarray(parts, dtype=np.int64)
-    M, n, _ = X.shape
-    out, prev = np.full((M, n), -1, np.int64), np.full((M, n), -1, np.int64)
-    m, s, t = np.nonzero(X)
-    out[m, s] = t
-    m, s, t = np.nonzero(old)
-    prev[m, s] = t
+    out = rows(np.asarray(parts))
     stats = np.zeros(3, np.int64)
-    polish(out, prev, triples, nodes, np.array([0, work, 0], np.int64), stats)
-    Y = np.zeros_like(X)
-    m, s = np.nonzero(out >= 0)
-    Y[m, s, out[m, s]] = 1
-    return list(Y), stats
+    polish(out, rows(old), triples, nodes, np.array([0, work, 0], np.int64), stats)
+    return list(matrices_of(out)), stats

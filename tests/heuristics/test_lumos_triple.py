@@ -9,7 +9,7 @@ import pytest
 import benchmarks.lumos_reconfig_quality as Q
 from heuristics.lumos_exact import lp_guided
 from heuristics.lumos_reconfig import _rewiring, old_even, split_group
-from heuristics.lumos_triple import resplit_triples, search
+from heuristics.lumos_triple import matrices_of, resplit_triples, rows, search
 
 
 def _pairs(Xs):
@@ -17,13 +17,6 @@ def _pairs(Xs):
     S = np.triu((Xs + Xs.transpose(0, 2, 1)).sum(axis=0), 1)
     a, b = np.nonzero(S)
     return a.astype(np.int64), b.astype(np.int64), S[a, b].astype(np.int64)
-
-
-def _perm(A):
-    o = np.full(A.shape[:2], -1, np.int64)
-    m, s, t = np.nonzero(A)
-    o[m, s] = t
-    return o
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -44,12 +37,9 @@ def test_search_matches_the_sub_ilp_optimum(seed):
             best = int((np.array(alt) * U[S]).sum())
             pa, pb, cnt = _pairs(Xs)
             res = np.empty((3, 10), np.int64)
-            old3 = _perm(U[S])
+            old3 = rows(U[S])
             assert search(pa, pb, cnt, old3, 10, best, 10 ** 8, res) > 0
-            Y = np.zeros_like(Xs)
-            for j in range(3):
-                on = res[j] >= 0
-                Y[j, np.flatnonzero(on), res[j][on]] = 1
+            Y = matrices_of(res)
             assert np.array_equal((Y + Y.transpose(0, 2, 1)).sum(axis=0), Cs)
             assert int((Y * U[S]).sum()) >= best
             assert search(pa, pb, cnt, old3, 10, best + 1, 10 ** 8, res) <= 0

@@ -82,8 +82,9 @@ def study(quick: bool, out_dir: Path) -> pd.DataFrame:
     """One row per (variant, LNS seed, ring step)."""
     import benchmarks.lumos_reconfig_quality as Q
     from heuristics.lumos_eject import preload
-    from heuristics.lumos_reconfig import _rewiring, itv_configure, old_even, split_group
+    from heuristics.lumos_reconfig import cross_config, itv_configure, old_even, split_group
     from heuristics.lumos_triple import resplit_triples
+    from instances.lumos_check import check_config
     preload(lns=True)
     cache = out_dir / "lumos_runs" / "reconfig_quality"
     steps = _steps(quick)
@@ -99,21 +100,18 @@ def study(quick: bool, out_dir: Path) -> pd.DataFrame:
                    "resplit_rewiring": 0, "quad_rewiring": 0, "searches": 0,
                    "searches_at_limit": 0, "quad_searches": 0, "mdmcf_s": 0.0,
                    "resplit_s": 0.0, "quad_s": 0.0, "mcf_s": 0.0}
+            splits = {"mdmcf": [], "resplit": [], "quad": []}
             for h in range(H):
                 U, V = old_even(inst, h), old_even(inst, h, 1)
                 X, t = Q._timed(split_group, inst.C[h], K, U, old_odd=V, lns=lns, lns_seed=lseed)
                 (Y, st), tr = Q._timed(resplit_triples, X, U, ALL, NODES)
                 _, tm = Q._timed(split_group, inst.C[h], K, U, aware=False)
-                Y = np.array(Y)
-                S = Y.sum(axis=0)
-                assert np.array_equal(S + S.T, inst.C[h]) and Y.sum(axis=2).max() <= 1
                 if K // 2 <= QUAD_OCS:
-                    (Z, nq, lq), tq = Q._timed(quad_local_opt, Y, U)
+                    (Z, nq, lq), tq = Q._timed(quad_local_opt, np.array(Y), U)
                 else:
                     Z, nq, lq, tq = Y, 0, 0, 0.0
-                rec["mdmcf_rewiring"] += _rewiring(np.array(X), U, V)
-                rec["resplit_rewiring"] += _rewiring(Y, U, V)
-                rec["quad_rewiring"] += _rewiring(Z, U, V)
+                for name, parts in zip(splits, (X, Y, Z)):
+                    splits[name].append(parts)
                 rec["searches"] += int(st[1])
                 rec["searches_at_limit"] += int(st[2]) + lq
                 rec["quad_searches"] += nq
@@ -121,6 +119,11 @@ def study(quick: bool, out_dir: Path) -> pd.DataFrame:
                 rec["mdmcf_s"] += t
                 rec["resplit_s"] += tr
                 rec["mcf_s"] += tm
+            for name, parts in splits.items():          # the independent checker
+                bad, metrics = check_config(inst, cross_config(inst, parts))
+                if bad:
+                    raise AssertionError(f"{name}: checker rejected: {bad[:2]}")
+                rec[f"{name}_rewiring"] = metrics["rewiring"]
             rows.append(rec)
     df = pd.DataFrame(rows)
     Q.vs_ilp(df, ("mdmcf", "resplit", "quad"))

@@ -283,7 +283,6 @@ def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler
     if workers is not None and workers < 0:
         raise ValueError(f"workers must be >= 0, got {workers}")
     fab = inst.fabric
-    cfg = OcsConfig.empty(fab, inst.wire)
     t0, m0 = time.perf_counter(), time.monotonic()
     if not workers:
         workers = min(2, os.cpu_count() or 1) if fab.pods >= PARALLEL_MIN_PODS else 1
@@ -309,7 +308,14 @@ def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler
             results = None              # no usable worker processes here: serial
     if results is None:
         results = [_split_job(j) for j in jobs]
-    for h, parts in enumerate(results):
+    return cross_config(inst, results)
+
+
+def cross_config(inst: ReconfigInstance, splits) -> OcsConfig:
+    """The Cross-Wiring configuration whose group h has the even OCSes ``splits[h]`` (K/2
+    directed 0/1 matrices) and their mirrors on the odd OCSes (step 6)."""
+    cfg = OcsConfig.empty(inst.fabric, inst.wire)
+    for h, parts in enumerate(splits):
         for m, X in enumerate(parts):
             cfg.perm[h, 2 * m] = perm_from_matrix(X)
             cfg.perm[h, 2 * m + 1] = perm_from_matrix(X.T)

@@ -130,6 +130,16 @@ def cmd_list(args) -> int:
 
 
 def cmd_solve(args) -> int:
+    status = [EXIT_OK]                  # the exit code so far, kept if the reader goes
+    try:
+        return _solve_files(args, status)
+    except StdoutError as exc:
+        exc.code = status[0]
+        raise
+
+
+def _solve_files(args, status: list[int]) -> int:
+    """cmd_solve's work; ``status[0]`` follows its exit code as files fail."""
     import instances
     from instances.errors import InstanceError
     from toolkit.run import Interrupted, NotApplicable, failed, run_task
@@ -147,7 +157,7 @@ def cmd_solve(args) -> int:
             rec = run_task(data, f, args.method, cfg, want_solution=bool(folder))
         except (InstanceError, NotApplicable) as exc:
             _error(f"error: {exc}")
-            code = EXIT_BAD_INPUT
+            code = status[0] = EXIT_BAD_INPUT
             continue
         except Interrupted as exc:      # Ctrl-C: print its record, start no further file
             rec, code = exc.record, EXIT_INTERRUPTED
@@ -157,6 +167,7 @@ def cmd_solve(args) -> int:
             _error(f"failure: {f} [{rec['method']}]: status {rec['status']}"
                   + (f": {rec['message']}" if rec.get("message") else ""))
             code = max(code, EXIT_FAIL) if code != EXIT_BAD_INPUT else code
+        status[0] = code
         if folder:
             _keep(folder, f, rec, cfg)
         if args.format == "json":
@@ -214,18 +225,27 @@ def cmd_batch(args) -> int:
 
     rep, where = _run_batch(args, _method_list(args.methods) if args.methods else None,
                             progress=not args.no_progress)
-    print_by_problem(rep.rows)
+    fails = [r for r in rep.ran if failed(r)]
+    code = EXIT_BAD_INPUT if rep.bad_input else EXIT_FAIL if fails else EXIT_OK
+    _records(code, print_by_problem, rep.rows)
     if rep.other_rows:
         _note(f"{where} also holds {rep.other_rows} row(s) of these files and methods made "
               f"with other settings (or before run keys); kept, told apart by run_key and "
               f"settings; the table shows this run's")
-    fails = [r for r in rep.ran if failed(r)]
     _note(f"batch: {len(rep.ran)} ran, {rep.skipped_done} already in {where}, "
           f"{len(rep.declined)} declined, {len(rep.bad_input)} bad input, {len(fails)} failed; "
           f"results in {args.out}")
-    if rep.bad_input:
-        return EXIT_BAD_INPUT
-    return EXIT_FAIL if fails else EXIT_OK
+    return code
+
+
+def _records(code: int, print_fn, *args, **kw) -> None:
+    """``print_fn(*args, **kw)`` onto the records' stream; if the reader has gone, the
+    command still exits with ``code``, its exit code with every record written."""
+    try:
+        print_fn(*args, **kw)
+    except StdoutError as exc:
+        exc.code = code
+        raise
 
 
 def _run_batch(args, methods, progress: bool):
@@ -274,19 +294,18 @@ def cmd_gap(args) -> int:
 
     rep, where = _run_batch(args, _method_list(args.methods), progress=True)
     recs = rank_by_instance([from_row(r) for r in rep.rows])
-    print_records([{k: v for k, v in r.items() if k not in KEY_FIELDS} for r in recs],
-                  args.format, list(RANK_FIELDS))
     fails = [r for r in recs if failed(r)]
+    code = EXIT_BAD_INPUT if rep.bad_input else EXIT_FAIL if fails else EXIT_OK
+    if args.out and recs:               # before the records: a reader that goes early
+        written = write_report(recs, args.out)     # must not cost the report
+        _note(f"gap report: {', '.join(map(str, written))}; records in {where}")
+    _records(code, print_records, [{k: v for k, v in r.items() if k not in KEY_FIELDS}
+                                   for r in recs], args.format, list(RANK_FIELDS))
     _note(f"gap: {len(rep.ran)} ran" + (f", {rep.skipped_done} already in {where}" if where
                                          else "")
           + f", {len(rep.declined)} declined, {len(rep.bad_input)} bad input, "
             f"{len(fails)} failed")
-    if args.out and recs:
-        written = write_report(recs, args.out)
-        _note(f"gap report: {', '.join(map(str, written))}; records in {where}")
-    if rep.bad_input:
-        return EXIT_BAD_INPUT
-    return EXIT_FAIL if fails else EXIT_OK
+    return code
 
 
 def cmd_generate(args, rest) -> int:
@@ -383,7 +402,10 @@ def _run(args, rest) -> int:
 
 
 class StdoutError(Exception):
-    """Writing the records to stdout failed (the reader closed the pipe, a full disk)."""
+    """Writing the records to stdout failed (the reader closed the pipe, a full disk);
+    ``code``: the command's exit code at that point (a failure or bad input seen before)."""
+
+    code = EXIT_OK
 
 
 class _RecordStream:
@@ -411,8 +433,9 @@ class _RecordStream:
 
 def cli() -> None:
     """Program entry point: records alone on stdout, everything else on stderr. A reader
-    that closes the pipe early (``| head -1``) has taken what it wanted: exit 0, nothing on
-    stderr (a toolkit decision; the shell's SIGPIPE convention would be 141). Any other
+    that closes the pipe early (``| head -1``) has taken what it wanted: nothing more on
+    stderr, and the exit code of what ran until then (0, or 1 / 2 if a run failed or a
+    file was bad input; a toolkit decision, the shell's SIGPIPE convention would be 141). Any other
     failed write of the records (a full disk) is one line and exit 1."""
     import os
 
@@ -428,7 +451,7 @@ def cli() -> None:
             pass
         cause = exc.args[0]
         if isinstance(cause, BrokenPipeError):
-            code = EXIT_OK
+            code = exc.code             # what the command had come to when the reader went
         else:
             _error(f"error: cannot write the records to stdout: {cause.strerror or cause}")
             code = EXIT_FAIL

@@ -132,6 +132,17 @@ def test_closed_pipe_is_not_an_error(args):
     assert code == 0, err
 
 
+def test_closed_pipe_keeps_the_exit_code_of_a_bad_file_before_it(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"problem": "spectra", "demand": [[0, 1], [1, 0]]}')
+    good = ["instances/examples/tiny_random_n4_s2.json"] * 40     # a record a file
+    code, got, err = _piped_into_head("solve", bad, *good, "--format", "json")
+    assert got[0].startswith("{"), got
+    assert "Traceback" not in err and "Broken pipe" not in err, err
+    assert code == 2, err                       # the bad file, not 0 for the closed pipe
+    assert err.strip().splitlines() == [f"error: {bad}: field 'switches': missing"], err
+
+
 def test_full_disk_on_stdout_is_one_line_exit_1():
     with open("/dev/full", "w") as full:
         p = subprocess.run([sys.executable, str(ROOT / "solve.py"), "solve",

@@ -42,44 +42,51 @@ def model_size(C: np.ndarray, M: int) -> int:
     return int(np.count_nonzero(C)) * M
 
 
-def lp_guided(C: np.ndarray, U: np.ndarray, V: np.ndarray, start: list[np.ndarray],
-              max_nodes: int, full: bool = False) -> tuple[list[np.ndarray], bool]:
-    """The LP-guided step (module docstring) for one group: C (P x P, symmetric), U / V
-    the old even / odd OCS matrices (M, P, P), ``start`` a feasible split (M matrices).
-    ``full``: step 3 too. Returns (M directed partial permutations, proven optimal); the
-    start itself when HiGHS finds nothing better."""
-    import highspy
+class _Reduced:
+    """The reduced model of one group as arrays (module docstring): variable k is ordered
+    pair ``o[k]`` = (``oi``, ``oj``)[o[k]] in even OCS ``m[k]``; ``A`` x in [rlo, rup] holds
+    eq. (1) (its first rows) and eqs. (4)-(5); eq. (7) = ``const`` + ``cost`` x."""
 
-    from models.highs import _highs_thread_pool
+    def __init__(self, C: np.ndarray, U: np.ndarray, V: np.ndarray):
+        C = np.asarray(C, dtype=np.int64)
+        self.M, self.P = M, P = U.shape[0], C.shape[0]
+        self.oi, self.oj = oi, oj = np.nonzero(C)
+        self.n = n = len(oi) * M
+        self.o = o = np.repeat(np.arange(len(oi)), M)     # variable -> ordered pair
+        self.m = m = np.tile(np.arange(M), len(oi))       # variable -> even OCS
+        pair = np.minimum(oi, oj) * P + np.maximum(oi, oj)  # unordered pair of each o
+        pid, e_of = np.unique(pair, return_inverse=True)
+        rows = np.concatenate([e_of[o], len(pid) + oi[o] * M + m,
+                               len(pid) + P * M + oj[o] * M + m])
+        self.A = sp.csr_matrix((np.ones(3 * n), (rows, np.tile(np.arange(n), 3))),
+                               shape=(len(pid) + 2 * P * M, n))
+        dem = C[pid // P, pid % P].astype(float)
+        self.rlo = np.concatenate([dem, np.full(2 * P * M, -np.inf)])
+        self.rup = np.concatenate([dem, np.ones(2 * P * M)])
+        coef = (1 - 2 * U[m, oi[o], oj[o]]) + (1 - 2 * V[m, oj[o], oi[o]])
+        self.const, self.cost = float(U.sum() + V.sum()), coef.astype(float)
 
-    C = np.asarray(C, dtype=np.int64)
-    M, P = U.shape[0], C.shape[0]
-    oi, oj = np.nonzero(C)
-    no, n = len(oi), len(oi) * M
-    o = np.repeat(np.arange(no), M)                     # variable -> ordered pair
-    m = np.tile(np.arange(M), no)                       # variable -> even OCS
-    pair = np.minimum(oi, oj) * P + np.maximum(oi, oj)  # unordered pair of each o
-    pid, e_of = np.unique(pair, return_inverse=True)
-    rows = np.concatenate([e_of[o], len(pid) + oi[o] * M + m, len(pid) + P * M + oj[o] * M + m])
-    cols = np.tile(np.arange(n), 3)
-    A = sp.csr_matrix((np.ones(3 * n), (rows, cols)), shape=(len(pid) + 2 * P * M, n))
-    dem = C[pid // P, pid % P].astype(float)
-    rlo = np.concatenate([dem, np.full(2 * P * M, -np.inf)])
-    rup = np.concatenate([dem, np.ones(2 * P * M)])
-    coef = (1 - 2 * U[m, oi[o], oj[o]]) + (1 - 2 * V[m, oj[o], oi[o]])
-    start_x = np.asarray(start)[m, oi[o], oj[o]].astype(float)
-    const, cost = float(U.sum() + V.sum()), coef.astype(float)
-    start_cost = const + float(cost @ start_x)
-    _highs_thread_pool(1)
+    def x_of(self, parts) -> np.ndarray:
+        """The variables of a split (M directed 0/1 matrices)."""
+        return np.asarray(parts)[self.m, self.oi[self.o], self.oj[self.o]].astype(float)
 
-    def solve(lb, integral, x0=None):
+    def solve(self, lb: np.ndarray, integral: bool, max_nodes: int = 0, x0=None):
+        """(x, eq. (7)) of the LP relaxation or the ILP (``integral``) with the lower
+        bounds ``lb`` (1 = fixed), from ``x0``, within ``max_nodes``; (None, None) if
+        HiGHS finds no solution. One thread, deterministic."""
+        import highspy
+
+        from models.highs import _highs_thread_pool
+
+        _highs_thread_pool(1)
+        n, A = self.n, self.A
         h = highspy.Highs()
         for k, v in (("output_flag", False), ("threads", 1), ("mip_max_nodes", int(max_nodes)),
                      ("mip_rel_gap", 0.0), ("mip_abs_gap", 1 - 1e-6)):
             h.setOptionValue(k, v)
-        h.passModel(n, A.shape[0], A.nnz, 2, 1, const, cost, lb, np.ones(n), rlo, rup,
-                    A.indptr.astype(np.int32), A.indices.astype(np.int32), A.data,
-                    np.full(n, int(integral), dtype=np.int32))
+        h.passModel(n, A.shape[0], A.nnz, 2, 1, self.const, self.cost, lb, np.ones(n),
+                    self.rlo, self.rup, A.indptr.astype(np.int32), A.indices.astype(np.int32),
+                    A.data, np.full(n, int(integral), dtype=np.int32))
         if x0 is not None:
             h.setSolution(n, np.arange(n, dtype=np.int32), x0)
         h.run()
@@ -87,6 +94,33 @@ def lp_guided(C: np.ndarray, U: np.ndarray, V: np.ndarray, start: list[np.ndarra
         if info.primal_solution_status != highspy.SolutionStatus.kSolutionStatusFeasible:
             return None, None
         return np.array(h.getSolution().col_value), float(info.objective_function_value)
+
+
+def lp_bound(C: np.ndarray, U: np.ndarray, V: np.ndarray) -> int:
+    """A lower bound on eq. (7) of one group: the ceiling of the reduced model's LP
+    relaxation (at least heuristics.lumos_reconfig.group_bound, which relaxes eqs. (4)-(5));
+    inf if the LP is infeasible (C not realizable)."""
+    red = _Reduced(C, U, V)
+    if not red.n:                       # no unit to place: every old circuit goes
+        return int(red.const)
+    _, obj = red.solve(np.zeros(red.n), False)
+    return np.inf if obj is None else int(np.ceil(obj - 1e-6))
+
+
+def lp_guided(C: np.ndarray, U: np.ndarray, V: np.ndarray, start: list[np.ndarray],
+              max_nodes: int, full: bool = False) -> tuple[list[np.ndarray], bool]:
+    """The LP-guided step (module docstring) for one group: C (P x P, symmetric), U / V
+    the old even / odd OCS matrices (M, P, P), ``start`` a feasible split (M matrices).
+    ``full``: step 3 too. Returns (M directed partial permutations, proven optimal); the
+    start itself when HiGHS finds nothing better."""
+    red = _Reduced(C, U, V)
+    n, cost, m, o, oi, oj = red.n, red.cost, red.m, red.o, red.oi, red.oj
+    M, P = red.M, red.P
+    start_x = red.x_of(start)
+    start_cost = red.const + float(cost @ start_x)
+
+    def solve(lb, integral, x0=None):
+        return red.solve(lb, integral, max_nodes, x0)
 
     lp_x, lp_obj = solve(np.zeros(n), False)            # the LP relaxation: a lower bound
     if lp_x is None:

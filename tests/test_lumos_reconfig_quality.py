@@ -19,7 +19,9 @@ def test_quality_pipeline_on_a_toy_and_resume(tmp_path, monkeypatch):
     assert len(df) == 4 and (df.ilp_status == "optimal").all()
     for m in ("mdmcf", "mdmcf_lp", "mcf"):                        # the ILP proved optimality
         assert (df[f"{m}_rewiring"] >= df.ilp_rewiring).all()
-    assert (df.ilp_rewiring >= df.group_bound).all()
+    assert (df.ilp_rewiring >= df.lp_bound).all() and (df.lp_bound >= df.group_bound).all()
+    sp = pd.read_csv(tmp_path / "lumos_reconfig_quality_speed.csv")
+    assert (sp.mdmcf_rewiring >= sp.lp_bound).all() and (sp.lp_bound >= sp.group_bound).all()
     tr = pd.read_csv(tmp_path / "lumos_reconfig_quality_variants.csv")
     assert len(tr) == 2 * 6 and (tr.worst_vs_ilp >= 1).all()     # 3 + 2 + 1 variants x 2 workloads
     assert set(tr.variant) >= {"itv-mdmcf (default: lns 30)", "itv-mdmcf-lp",

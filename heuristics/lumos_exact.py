@@ -24,6 +24,8 @@ these solves take), single-threaded:
    step 2 did not meet the LP bound, the ILP without fixings from step 2's result, within
    the same node limit (the fixings cost 48 vs 44 circuits on one 8-Pod group).
 
+:func:`lp_bound` is step 1's bound alone (the quality benchmark reports it per step).
+
 A node limit, not a time limit, so the result is the same on any machine and under any
 load (HiGHS is deterministic with one thread). Not polynomial in the worst case (simplex,
 bounded branch-and-bound); MDMCF runs it only on small groups (heuristics.lumos_reconfig).

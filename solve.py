@@ -146,6 +146,13 @@ def _solve_files(args, status: list[int]) -> int:
 
     cfg = _config(args)
     folder = _out_folder(args.out) if args.out else None
+    if folder:                      # a records.csv to add rows to: readable, before any run
+        from toolkit.outdir import RECORDS_CSV, RecordsError, read_records
+
+        try:
+            read_records(folder / RECORDS_CSV) if (folder / RECORDS_CSV).exists() else None
+        except RecordsError as exc:
+            raise BadInput(str(exc)) from None
     code, recs = EXIT_OK, []
     for i, f in enumerate(args.files):
         try:
@@ -251,7 +258,7 @@ def _records(code: int, print_fn, *args, **kw) -> None:
 def _run_batch(args, methods, progress: bool):
     """The batch of ``args`` (batch or gap) into its --out folder (none: in memory);
     returns the BatchReport and where the records are. Declines and bad files go to stderr."""
-    from toolkit.batch import SchedulerError, run_batch
+    from toolkit.batch import RecordsError, SchedulerError, run_batch
     from toolkit.options import MAX_WORKERS, OptionError
     from toolkit.outdir import RECORDS_CSV
 
@@ -263,7 +270,7 @@ def _run_batch(args, methods, progress: bool):
     try:
         rep = run_batch(args.paths, methods, cfg, csv_path, workers=args.workers,
                         scheduler=args.scheduler, progress=progress, solutions=folder)
-    except (SchedulerError, OptionError) as exc:   # bad --option: before any run
+    except (SchedulerError, OptionError, RecordsError) as exc:   # before any run
         raise BadInput(str(exc)) from None
     for msg in rep.bad_input:
         _error(f"skipped bad input: {msg}")

@@ -32,7 +32,7 @@ from toolkit.batch_dask import SchedulerError  # noqa: F401 - bad --scheduler (s
 from toolkit.batch_dask import dask_client, dask_thread_cap, run_dask
 from toolkit.batch_pool import cores, run_pool, thread_cap
 from toolkit.io import write_text_atomic
-from toolkit.outdir import null_nonfinite
+from toolkit.outdir import RecordsError, null_nonfinite, read_records  # noqa: F401
 from toolkit.registry import RunConfig, problem
 from toolkit.run import CORE_FIELDS, NotApplicable, check_applicable, resolve_method, run_task
 
@@ -102,11 +102,9 @@ class CsvSink:
         self.path = None if path is None else Path(path)
         self.header: list[str] = []
         self.rows: list[dict] = []
-        if self.path is not None and self.path.exists() and self.path.stat().st_size > 0:
-            with self.path.open(newline="") as fh:
-                reader = csv.DictReader(fh)
-                self.header = list(reader.fieldnames or [])
-                self.rows = list(reader)
+        self.clean = True               # False: the file must be rewritten, not appended to
+        if self.path is not None and (self.path.exists() or self.path.is_symlink()):
+            self.header, self.rows, self.clean = read_records(self.path)   # RecordsError
 
     def done(self) -> dict:
         """Finished rows by run key, and keyless finished rows by (resolved file, method)."""
@@ -130,7 +128,7 @@ class CsvSink:
         if self.path is None:
             self.header = _order(self.header + new)
             return
-        if new or replaced or not self.path.exists():
+        if new or replaced or not self.clean or not self.path.exists():
             self.header = _order(self.header + new)
             self._rewrite()
             return
@@ -147,6 +145,7 @@ class CsvSink:
         w.writeheader()
         w.writerows(self.rows)
         write_text_atomic(self.path, buf.getvalue())
+        self.clean = True
 
 
 def _order(cols: list[str]) -> list[str]:
@@ -233,8 +232,9 @@ def plan(paths, methods: list[str] | None, cfg: RunConfig, done: dict, report: B
         for name in names:
             key = run_key(path, digest, name, cfg, base)
             legacy = ("keyless", str(path.resolve()), name)
-            if key["run_key"] in done or (keyless == "keep" and legacy in done):
-                report.keys.append(key["run_key"] if key["run_key"] in done else legacy)
+            mine = done.get(key["run_key"], {}).get("method") == name   # not an edited row
+            if mine or (keyless == "keep" and legacy in done):
+                report.keys.append(key["run_key"] if mine else legacy)
                 report.skipped_done += 1
                 continue
             try:

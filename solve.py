@@ -204,7 +204,7 @@ def _method_name(data: dict, method: str | None) -> str:
     from toolkit.registry import problem
 
     try:
-        return method or problem(data["problem"]).default_method
+        return problem(data["problem"]).default_method if method is None else method
     except (KeyError, TypeError):        # run_task reports the bad file
         return "default"
 

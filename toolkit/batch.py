@@ -291,7 +291,7 @@ def run_batch(paths, methods, cfg: RunConfig, out: str | Path | None, workers: i
     # it declares, and one that no selected method declares is bad input (OptionError)
     cfg = replace(cfg, options_shared=True)
     check_shared(cfg.options, selected_methods(methods))
-    client = dask_client(scheduler) if scheduler else None
+    client = dask_client(scheduler) if scheduler is not None else None   # "": refused
     try:
         sink = CsvSink(out)
         report = BatchReport()

@@ -8,6 +8,7 @@ line prints :meth:`ConfigError.cli_text`, the same words with the flag's name.
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from dataclasses import fields
 
@@ -32,11 +33,12 @@ class ConfigError(ValueError):
 
 
 def _number(name: str, v, integer: bool = False):
-    ok = isinstance(v, int) if integer else isinstance(v, (int, float))
+    """``v`` as a Python int (``integer``) or float; numpy scalars count, bools do not."""
+    ok = isinstance(v, numbers.Integral if integer else numbers.Real)
     if isinstance(v, bool) or not ok or (not integer and not math.isfinite(v)):
         kind = "an integer" if integer else "a finite number"
         raise ConfigError(name, f"must be {kind}, got {v!r}")
-    return v
+    return int(v) if integer else v
 
 
 def check_config(cfg: RunConfig) -> RunConfig:
@@ -106,6 +108,8 @@ def make_config(**settings) -> RunConfig:
     cfg.params = {} if cfg.params is None else cfg.params
     cfg.options = {} if cfg.options is None else cfg.options
     check_config(cfg)
+    if cfg.threads is not None:           # np.int64(2) -> 2
+        cfg.threads = int(cfg.threads)
     try:                     # the CLI's --param rule: Gurobi's names, in Gurobi's spelling
         cfg.params = check_params(cfg.params)
     except OptionError as exc:

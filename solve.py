@@ -57,7 +57,7 @@ def _num(v: str):
 
 
 def _config(args):
-    from toolkit.config import ConfigError, check_config
+    from toolkit.config import ConfigError, check_config, fold_params
     from toolkit.options import OptionError, check_params
     from toolkit.registry import RunConfig
 
@@ -70,7 +70,7 @@ def _config(args):
                     options=_kv(args.option, "--option"), log_dir=args.log_dir,
                     write_model=getattr(args, "write_model", None))
     try:
-        check_config(cfg)                       # the library's rules and words (toolkit.api)
+        fold_params(check_config(cfg))          # the library's rules and words (toolkit.api)
     except ConfigError as exc:
         raise BadInput(exc.cli_text()) from None
     if cfg.write_model and len(args.files) > 1:

@@ -75,6 +75,33 @@ def check_config(cfg: RunConfig) -> RunConfig:
     return cfg
 
 
+# Gurobi parameters that are run settings of their own: the run sets them on every solve
+# (TimeLimit from the run's budget, 600 s by default), so a --param would be overridden
+FLAG_PARAMS = {"TimeLimit": "time_limit", "MIPGap": "mip_gap", "Threads": "threads"}
+
+
+def fold_params(cfg: RunConfig) -> RunConfig:
+    """Move ``params`` TimeLimit / MIPGap / Threads (Gurobi's spelling, as
+    ``options.check_params`` leaves them) to ``time_limit`` / ``mip_gap`` / ``threads``
+    and check them there. [DECISION] ``--param TimeLimit=S`` is ``--time-limit S``, the
+    whole run's budget (it was silently replaced by that budget); both given is a
+    ConfigError, even with equal values."""
+    for pname, name in FLAG_PARAMS.items():
+        if pname not in cfg.params:
+            continue
+        value = cfg.params.pop(pname)
+        if getattr(cfg, name) is not None:
+            raise ConfigError(name, f"given twice: also as --param {pname}={value}; give one")
+        setattr(cfg, name, value)
+        try:
+            check_config(cfg)
+        except ConfigError as exc:
+            if exc.field == name:
+                raise ConfigError(name, f"(as --param {pname}) {exc.msg}") from None
+            raise
+    return cfg
+
+
 def check_folder(name: str, folder, path=None) -> None:
     """ConfigError unless ``folder`` is a folder or can be created: its nearest existing
     ancestor must be a writable folder (not a file). Nothing is created here."""
@@ -114,4 +141,4 @@ def make_config(**settings) -> RunConfig:
         cfg.params = check_params(cfg.params)
     except OptionError as exc:
         raise ConfigError("params", str(exc).replace("--param ", "name ", 1)) from None
-    return cfg
+    return fold_params(cfg)

@@ -360,6 +360,11 @@ def test_a2a_input_validation_and_declines_exit_2(tmp_path):
     (("--workload", "gpt", "--tp", 1, "--pp", 1, "--dp", 1), "'tp*pp*dp'"),
     (("--workload", "moe", "--n", 1, "--top-k", 1), "'n'"),
     (("--workload", "benchmark", "--n", 100000), "'n'"),
+    # a parameter of another workload (was silently ignored, whatever its value)
+    (("--density", "nan"), "'density': applies only to --workload random"),
+    (("--workload", "moe", "--tp", 8), "'tp': applies only to --workload gpt"),
+    (("--workload", "gpt", "--m", 4), "'m': applies only to --workload benchmark"),
+    (("--workload", "random", "--top-k", 0), "'top_k': applies only to --workload moe"),
 ])
 def test_spectra_generate_bad_parameter_is_one_line_exit_2(tmp_path, args, field):
     f = tmp_path / "x.json"

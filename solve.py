@@ -145,7 +145,7 @@ def _solve_files(args, status: list[int]) -> int:
     from toolkit.run import Interrupted, NotApplicable, failed, run_task
 
     cfg = _config(args)
-    folder = _out_folder(args.out) if args.out else None
+    folder = _out_folder(args.out) if args.out is not None else None
     if folder:                      # a records.csv to add rows to: readable, before any run
         from toolkit.outdir import RECORDS_CSV, RecordsError, read_records
 
@@ -265,7 +265,7 @@ def _run_batch(args, methods, progress: bool):
     cfg = _config(args)
     if not 1 <= args.workers <= MAX_WORKERS:
         raise BadInput(f"--workers must be in 1..{MAX_WORKERS}, got {args.workers}")
-    folder = _out_folder(args.out) if args.out else None
+    folder = _out_folder(args.out) if args.out is not None else None
     csv_path = folder / RECORDS_CSV if folder else None
     try:
         rep = run_batch(args.paths, methods, cfg, csv_path, workers=args.workers,
@@ -303,7 +303,7 @@ def cmd_gap(args) -> int:
     recs = rank_by_instance([from_row(r) for r in rep.rows])
     fails = [r for r in recs if failed(r)]
     code = EXIT_BAD_INPUT if rep.bad_input else EXIT_FAIL if fails else EXIT_OK
-    if args.out and recs:               # before the records: a reader that goes early
+    if args.out is not None and recs:               # before the records: a reader that goes early
         written = write_report(recs, args.out)     # must not cost the report
         _note(f"gap report: {', '.join(map(str, written))}; records in {where}")
     _records(code, print_records, [{k: v for k, v in r.items() if k not in KEY_FIELDS}

@@ -110,6 +110,7 @@ def test_dict_and_object_instances():
     ("params", ["TimeLimit"], "must be a dict"),
     ("params", {"MIPFocuss": 1}, "name MIPFocuss: not a Gurobi parameter; did you mean MIPFocus"),
     ("write_model", "m.txt", "ending in .mps or .lp"),
+    ("log_dir", "", "is an empty path"),                # was the current folder
     ("timelimit", 5, "is not a setting (known: backend, time_limit"),
 ])
 def test_bad_setting_names_the_field(setting, value, words):

@@ -392,6 +392,24 @@ def test_output_path_under_a_file_is_one_line_exit_2(args, tmp_path):
     assert len(err.strip().splitlines()) == 1 and str(f) in err, err
 
 
+@pytest.mark.parametrize("args,flag", [
+    (("solve", EX / "worked_example.json", "--out", ""), "--out"),
+    (("batch", EX / "worked_example.json", "--out", ""), "--out"),
+    (("gap", EX / "worked_example.json", "--methods", "spectra", "--out", ""), "--out"),
+    (("solve", EX / "worked_example.json", "--method", "milp", "--log-dir", ""), "--log-dir"),
+    (("reproduce", "spectra-example", "--out-dir", ""), "--out-dir"),
+], ids=["solve-out", "batch-out", "gap-out", "log-dir", "reproduce"])
+def test_empty_output_path_is_one_line_exit_2(args, flag, tmp_path):
+    """An empty path was taken as "no folder" (solve, gap: nothing kept; batch: "results
+    in " and "already in None") or as the current folder (reproduce wrote its report
+    there; --log-dir its logs)."""
+    code, out, err = cli(*args, cwd=tmp_path)
+    assert code == 2 and out == "" and "Traceback" not in err, err
+    line, = err.strip().splitlines()
+    assert flag in line and "empty" in line, err
+    assert not list(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize("args", [
     ("solve", EX / "worked_example.json", "--threads", "x"),
     ("solve", EX / "worked_example.json", "--format", "xml"),

@@ -63,6 +63,8 @@ def check_config(cfg: RunConfig) -> RunConfig:
         val = getattr(cfg, name, None)
         if val is not None and not isinstance(val, str):
             raise ConfigError(name, f"must be a path (str), got {type(val).__name__}")
+        if val == "":                   # not "none" nor the current folder: say which
+            raise ConfigError(name, "is an empty path")
     wm = getattr(cfg, "write_model", None)
     if wm is not None and not wm.lower().endswith(MODEL_FORMATS):
         raise ConfigError("write_model", f"must be a file name ending in "

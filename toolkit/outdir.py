@@ -97,6 +97,8 @@ def read_records(path: str | Path) -> tuple[list[str], list[dict], bool]:
 def out_dir(path: str | Path, flag: str = "--out") -> Path:
     """``path`` as the ``--out`` folder (created); OutDirError when it is an existing file,
     or a ``.csv`` name (``--out`` used to be a CSV file: the records go to DIR/records.csv)."""
+    if str(path) == "":                 # Path("") is ".": it was the current folder
+        raise OutDirError(f"{flag}: an empty path; {flag} names a folder")
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise OutDirError(f"{flag} {path}: is a file; {flag} names a folder "

@@ -127,6 +127,22 @@ def test_batch_skips_bad_file_and_solves_the_rest(tmp_path):
     assert "worked-example" in stdout
 
 
+def test_batch_reports_broken_links_in_a_folder(tmp_path):
+    """A ``*.json`` link in a folder that leads nowhere (or to itself) is bad input, as it is
+    when named (it was skipped silently: exit 0); a link to a folder loops nowhere."""
+    d = tmp_path / "in"
+    d.mkdir()
+    shutil.copy(EX / "worked_example.json", d)
+    (d / "dangling.json").symlink_to("nowhere.json")
+    (d / "self.json").symlink_to("self.json")
+    (d / "loop").symlink_to(d)
+    (d / "folder.json").mkdir()                     # a folder is searched, not read
+    code, stdout, err = cli("batch", d, "--out", tmp_path / "runs", "--no-progress")
+    assert code == 2 and "worked-example" in stdout, err
+    assert "dangling.json: cannot read" in err and "self.json: cannot read" in err
+    assert "folder.json" not in err and "1 ran" in err
+
+
 def test_batch_of_a_folder_without_instances_is_bad_input(tmp_path):
     """A folder holding no *.json is a wrong path: exit 2 naming it (was "0 ran", exit 0);
     the other paths still run."""

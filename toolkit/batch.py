@@ -40,11 +40,13 @@ RETRY_STATUSES = ("error", "interrupted")
 
 
 def instance_files(paths) -> list[Path]:
-    """Files named, and ``*.json`` files under folders named (sorted)."""
+    """Files named, and ``*.json`` files under folders named (sorted); a link there that
+    leads nowhere is listed too, so that reading it reports it (it was skipped silently)."""
     out: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            out.extend(sorted(q for q in p.rglob("*.json") if q.is_file()))
+            out.extend(sorted(q for q in p.rglob("*.json")
+                              if q.is_file() or (q.is_symlink() and not q.is_dir())))
         else:
             out.append(p)
     return out

@@ -327,8 +327,12 @@ def done(two, tmp_path, capsys):
     (lambda t: t.encode() + b"\xff\xfe junk\r\n", "line 4: not UTF-8 text"),
     (lambda t: t + "x,y\0z\r\n", "line 4: a NUL byte"),
     (lambda t: t + "only,three,fields\r\n", "line 4: 3 fields, the header has"),
+    (lambda t: t.replace(",feasible,0.525,", ",feasible,abc,", 1),
+     "line 3: objective 'abc' is not a number"),    # worked_example: 2nd row
+    (lambda t: t.replace(",True,", ",maybe,", 1), "line 2: verified 'maybe' is not True or False"),
     (lambda t: bytes(range(256)) * 3, "line 2: not UTF-8 text (byte 0x80)"),   # after b"\n"
-], ids=["wrong-header", "binary-tail", "nul", "short-row", "binary"])
+], ids=["wrong-header", "binary-tail", "nul", "short-row", "text-objective", "verified",
+        "binary"])
 def test_a_damaged_records_csv_is_one_line_exit_2(done, two, capsys, damage, words):
     """Resuming into a folder whose records.csv is not one (was a traceback and exit 1:
     KeyError, UnicodeDecodeError, ValueError): exit 2, one line naming the file and the

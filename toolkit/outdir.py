@@ -31,6 +31,21 @@ class RecordsError(ValueError):
 
 
 REQUIRED_COLUMNS = ("instance", "method", "status")
+NUMBER_COLUMNS = ("objective", "bound", "gap", "runtime_s", "n_vars", "n_int_vars", "n_constrs",
+                  "problem_bound")                     # empty or a number ("nan" included)
+
+
+def _bad_cell(row: dict) -> str | None:
+    """The first core cell of a records-CSV row that no run writes, as "column 'value'"."""
+    for c in NUMBER_COLUMNS:
+        v = row.get(c, "")
+        try:
+            v == "" or float(v)
+        except ValueError:
+            return f"{c} {v[:40]!r} is not a number"
+    if row.get("verified", "") not in ("", "True", "False"):
+        return f"verified {row['verified'][:40]!r} is not True or False"
+    return None
 
 
 def read_records(path: str | Path) -> tuple[list[str], list[dict], bool]:
@@ -88,7 +103,12 @@ def read_records(path: str | Path) -> tuple[list[str], list[dict], bool]:
                 raise RecordsError(f"{p}: line {reader.line_num}: {len(cells)} fields, the "
                                    f"header has {len(header)}; not a records CSV (move it "
                                    f"away to start afresh)")
-            rows.append(dict(zip(header, cells)))
+            row = dict(zip(header, cells))
+            bad = _bad_cell(row)
+            if bad:
+                raise RecordsError(f"{p}: line {reader.line_num}: {bad}; not a records CSV "
+                                   f"(move it away to start afresh)")
+            rows.append(row)
     except csv.Error as exc:
         raise RecordsError(f"{p}: line {reader.line_num}: {exc}") from None
     return header, rows, text.endswith("\n")

@@ -389,6 +389,21 @@ def test_spectra_generate_bad_parameter_is_one_line_exit_2(tmp_path, args, field
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("args, field", [
+    (("--workload", "example", "--n", 5000), "'n': does not apply to --workload example"),
+    (("--workload", "example", "--k", 3), "'k': does not apply to --workload example"),
+    (("--T", 1, "--bandwidth-gbps", -5), "'bandwidth_gbps': does not apply with --T > 0"),
+    (("--T", 1, "--chunk-mb", 0), "'chunk_mb': does not apply with --T > 0"),
+])
+def test_a2a_generate_parameter_that_does_not_apply_is_one_line_exit_2(tmp_path, args, field):
+    """They were ignored silently, whatever their value (the example is the paper's fixed
+    instance; T-unit mode has no bandwidth, latency or chunk size)."""
+    f = tmp_path / "x.json"
+    code, _, err = cli("generate", "a2a", *args, "-o", f)
+    assert code == 2 and field in err and not f.exists(), err
+    assert len(err.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize("args", [
     ("solve", EX / "worked_example.json", "--out", "{F}/sub"),
     ("batch", EX / "worked_example.json", "--out", "{F}/sub"),

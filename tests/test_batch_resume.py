@@ -98,6 +98,18 @@ def test_threads_do_not_change_the_key(two, tmp_path, capsys):
     assert "0 ran, 2 already" in err
 
 
+def test_a_file_named_twice_runs_once(two, tmp_path, capsys, monkeypatch):
+    """The same file named again (the same path, another spelling of it, or inside a folder
+    also named) is one task: it ran once per mention, and the table listed each run."""
+    monkeypatch.chdir(two)
+    out = tmp_path / "runs" / "records.csv"
+    code, stdout, err = run("batch", "worked_example.json", "./worked_example.json",
+                            two / "worked_example.json", two, "--methods", "spectra",
+                            "--out", out.parent, "--no-progress", capsys=capsys)
+    assert code == 0 and "2 ran" in err, err
+    assert stdout.count("worked-example") == 1 and len(rows(out)) == 2
+
+
 def test_same_file_by_two_relative_paths_is_one_key(two, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "runs" / "records.csv"

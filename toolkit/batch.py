@@ -208,12 +208,16 @@ def plan(paths, methods: list[str] | None, cfg: RunConfig, done: dict, report: B
     """
     if keyless not in ("rerun", "keep"):
         raise ValueError(f"keyless must be 'rerun' or 'keep', got {keyless!r}")
-    tasks, files = [], []
+    tasks, files, seen = [], [], set()
     for p in map(Path, paths):
         found = instance_files([p])
         if p.is_dir() and not found:    # a folder without instances: a wrong path, not "0 ran"
             report.bad_input.append(f"{p}: no instance files (*.json) in this folder")
-        files += found
+        for f in found:                 # a file named twice (or also in a folder): once
+            real = os.path.realpath(f)          # (Path.resolve raises on a link loop)
+            if real not in seen:
+                seen.add(real)
+                files.append(f)
     for path in files:
         src = str(path)
         try:

@@ -147,10 +147,11 @@ def _solve_files(args, status: list[int]) -> int:
     cfg = _config(args)
     folder = _out_folder(args.out) if args.out is not None else None
     if folder:                      # a records.csv to add rows to: readable, before any run
-        from toolkit.outdir import RECORDS_CSV, RecordsError, read_records
+        from toolkit.batch import CsvSink, RecordsError
+        from toolkit.outdir import RECORDS_CSV
 
         try:
-            read_records(folder / RECORDS_CSV) if (folder / RECORDS_CSV).exists() else None
+            CsvSink(folder / RECORDS_CSV)
         except RecordsError as exc:
             raise BadInput(str(exc)) from None
     code, recs = EXIT_OK, []

@@ -57,7 +57,7 @@ def _num(v: str):
 
 
 def _config(args):
-    from toolkit.config import ConfigError, check_config
+    from toolkit.config import ConfigError, check_config, fold_params
     from toolkit.options import OptionError, check_params
     from toolkit.registry import RunConfig
 
@@ -70,7 +70,7 @@ def _config(args):
                     options=_kv(args.option, "--option"), log_dir=args.log_dir,
                     write_model=getattr(args, "write_model", None))
     try:
-        check_config(cfg)                       # the library's rules and words (toolkit.api)
+        fold_params(check_config(cfg))          # the library's rules and words (toolkit.api)
     except ConfigError as exc:
         raise BadInput(exc.cli_text()) from None
     if cfg.write_model and len(args.files) > 1:
@@ -145,7 +145,15 @@ def _solve_files(args, status: list[int]) -> int:
     from toolkit.run import Interrupted, NotApplicable, failed, run_task
 
     cfg = _config(args)
-    folder = _out_folder(args.out) if args.out else None
+    folder = _out_folder(args.out) if args.out is not None else None
+    if folder:                      # a records.csv to add rows to: readable, before any run
+        from toolkit.batch import CsvSink, RecordsError
+        from toolkit.outdir import RECORDS_CSV
+
+        try:
+            CsvSink(folder / RECORDS_CSV)
+        except RecordsError as exc:
+            raise BadInput(str(exc)) from None
     code, recs = EXIT_OK, []
     for i, f in enumerate(args.files):
         try:
@@ -197,7 +205,7 @@ def _method_name(data: dict, method: str | None) -> str:
     from toolkit.registry import problem
 
     try:
-        return method or problem(data["problem"]).default_method
+        return problem(data["problem"]).default_method if method is None else method
     except (KeyError, TypeError):        # run_task reports the bad file
         return "default"
 
@@ -251,19 +259,19 @@ def _records(code: int, print_fn, *args, **kw) -> None:
 def _run_batch(args, methods, progress: bool):
     """The batch of ``args`` (batch or gap) into its --out folder (none: in memory);
     returns the BatchReport and where the records are. Declines and bad files go to stderr."""
-    from toolkit.batch import SchedulerError, run_batch
+    from toolkit.batch import RecordsError, SchedulerError, run_batch
     from toolkit.options import MAX_WORKERS, OptionError
     from toolkit.outdir import RECORDS_CSV
 
     cfg = _config(args)
     if not 1 <= args.workers <= MAX_WORKERS:
         raise BadInput(f"--workers must be in 1..{MAX_WORKERS}, got {args.workers}")
-    folder = _out_folder(args.out) if args.out else None
+    folder = _out_folder(args.out) if args.out is not None else None
     csv_path = folder / RECORDS_CSV if folder else None
     try:
         rep = run_batch(args.paths, methods, cfg, csv_path, workers=args.workers,
                         scheduler=args.scheduler, progress=progress, solutions=folder)
-    except (SchedulerError, OptionError) as exc:   # bad --option: before any run
+    except (SchedulerError, OptionError, RecordsError) as exc:   # before any run
         raise BadInput(str(exc)) from None
     for msg in rep.bad_input:
         _error(f"skipped bad input: {msg}")
@@ -296,7 +304,7 @@ def cmd_gap(args) -> int:
     recs = rank_by_instance([from_row(r) for r in rep.rows])
     fails = [r for r in recs if failed(r)]
     code = EXIT_BAD_INPUT if rep.bad_input else EXIT_FAIL if fails else EXIT_OK
-    if args.out and recs:               # before the records: a reader that goes early
+    if args.out is not None and recs:               # before the records: a reader that goes early
         written = write_report(recs, args.out)     # must not cost the report
         _note(f"gap report: {', '.join(map(str, written))}; records in {where}")
     _records(code, print_records, [{k: v for k, v in r.items() if k not in KEY_FIELDS}

@@ -40,6 +40,25 @@ def zipf_matrix(n: int, mean: float, rng: np.random.Generator,
     return A
 
 
+def _check_applies(workload: str, T: float, given: dict) -> None:
+    """[DECISION] A parameter the instance would not use, set to anything but its default,
+    is an InstanceError naming it (it was ignored silently, whatever its value): every one
+    but ``seed`` and ``name`` with the fixed example, the physical link with ``T > 0``."""
+    import inspect
+
+    defaults = inspect.signature(generate).parameters
+    physical = ("bandwidth_gbps", "latency_s", "chunk_mb")
+    for name, value in given.items():
+        if value == defaults[name].default:
+            continue
+        if workload == "example":
+            raise InstanceError(name, f"does not apply to --workload example (the paper's "
+                                f"fixed instance, Sec. 2.3), got {value!r}")
+        if name in physical and T > 0:
+            raise InstanceError(name, f"does not apply with --T > 0 (T-unit mode, tau(S) = "
+                                f"T * S), got {value!r}")
+
+
 def generate(workload: str = "uniform", n: int = 16, k: int = 1, R: float = 1e-5,
              size_mb: float = 32.0, T: float = 0.0, bandwidth_gbps: float = 800.0,
              latency_s: float = 500e-9, chunk_mb: float = 4.0, seed: int = 0,
@@ -50,6 +69,9 @@ def generate(workload: str = "uniform", n: int = 16, k: int = 1, R: float = 1e-5
     With ``T > 0``: traffic in chunks (``size_mb`` is then the mean number of chunks per flow)
     and R in the same time unit as T (the paper's T-unit examples).
     """
+    _check_applies(workload, T, dict(n=n, k=k, R=R, size_mb=size_mb, T=T,
+                                     bandwidth_gbps=bandwidth_gbps, latency_s=latency_s,
+                                     chunk_mb=chunk_mb))
     if workload == "example":
         return A2AInstance(8, 1, 7.0, Link.from_dict({"T": 1.0}), uniform_size=1.0,
                            name=name or "motivating-example",

@@ -198,6 +198,26 @@ def _check_gpt_sizes(tp: int, pp: int, dp: int) -> None:
 DEFAULT_NOISE = {"benchmark": 0.003, "gpt": 0.003, "moe": 0.0, "shifts": 0.003}
 
 
+# the parameters of one workload only (the others ignore them)
+WORKLOAD_PARAMS = {"m": "benchmark", "large": "benchmark", "large_share": "benchmark",
+                   "density": "random", "tp": "gpt", "pp": "gpt", "dp": "gpt", "top_k": "moe",
+                   "pop_sigma": "moe"}
+
+
+def _check_workload_params(workload: str, given: dict) -> None:
+    """[DECISION] A parameter of another workload, set to anything but its default, is an
+    InstanceError naming it (it was ignored silently, nan included), as ``generate delta``
+    refuses the SimAI-only ones without ``--from-simai``."""
+    import inspect
+
+    defaults = inspect.signature(generate).parameters
+    for name, value in given.items():
+        owner = WORKLOAD_PARAMS[name]
+        if owner != workload and not value == defaults[name].default:
+            raise InstanceError(name, f"applies only to --workload {owner}, got --workload "
+                                f"{workload} (with {name} = {value!r})")
+
+
 def generate(workload: str = "benchmark", n: int = 0, m: int = 16, large: int = 0,
              large_share: float = 0.7, noise: float | None = None, density: float = 0.5,
              tp: int = 4, pp: int = 4, dp: int = 2, top_k: int = 8, pop_sigma: float = 0.25,
@@ -209,6 +229,9 @@ def generate(workload: str = "benchmark", n: int = 0, m: int = 16, large: int = 
     """
     if workload not in WORKLOADS:
         raise InstanceError("workload", f"unknown workload {workload!r} ({', '.join(WORKLOADS)})")
+    _check_workload_params(workload, dict(m=m, large=large, large_share=large_share,
+                                          density=density, tp=tp, pp=pp, dp=dp, top_k=top_k,
+                                          pop_sigma=pop_sigma))
     if workload == "gpt":
         _check_gpt_sizes(tp, pp, dp)
         if n not in (0, tp * pp * dp):

@@ -110,6 +110,7 @@ def test_dict_and_object_instances():
     ("params", ["TimeLimit"], "must be a dict"),
     ("params", {"MIPFocuss": 1}, "name MIPFocuss: not a Gurobi parameter; did you mean MIPFocus"),
     ("write_model", "m.txt", "ending in .mps or .lp"),
+    ("log_dir", "", "is an empty path"),                # was the current folder
     ("timelimit", 5, "is not a setting (known: backend, time_limit"),
 ])
 def test_bad_setting_names_the_field(setting, value, words):
@@ -282,3 +283,54 @@ def test_non_json_data_is_named_in_one_line(demand):
     msg = str(err.value)
     assert "\n" not in msg and "'demand'" in msg and type(demand).__name__ in msg
     assert "a number" not in msg and "tolist()" in msg
+
+
+# --------------------------------------------------------------------------------------
+# wrong argument types (probe 2): a ValueError naming the argument, not a TypeError or
+# an OSError from deep inside, and no silent acceptance
+# --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("method", [["milp"], "", ("milp",)])
+def test_solve_bad_method_names_the_field(method):
+    """A list was a TypeError (unhashable); "" silently ran the default method."""
+    with pytest.raises(instances.InstanceError) as exc:
+        api.solve(WORKED, method=method)
+    assert exc.value.field == "method" and "\n" not in str(exc.value)
+
+
+def test_cli_empty_method_is_bad_input(capsys):
+    code, recs = cli_records(["solve", WORKED, "--method", ""])
+    err = capsys.readouterr().err
+    assert code == 2 and not recs and "unknown method ''" in err and len(err.splitlines()) == 1
+
+
+def test_numpy_integers_are_integers():
+    """``threads=np.int64(2)`` was refused as not an integer (np.float64 time limits and
+    option values were accepted); it is an integer, and stored as a Python int."""
+    cfg = config.make_config(threads=np.int64(2), time_limit=np.float64(5))
+    assert cfg.threads == 2 and type(cfg.threads) is int and cfg.time_limit == 5.0
+    df = api.batch(WORKED, workers=np.int64(1))
+    assert list(df["verified"]) == [True]
+
+
+@pytest.mark.parametrize("kw,field", [
+    ({"paths": None}, "paths"), ({"paths": 5}, "paths"),
+    ({"paths": {"problem": "spectra"}}, "paths"), ({"paths": [{"problem": "spectra"}]}, "paths"),
+    ({"paths": []}, "paths"),
+    ({"methods": 5}, "methods"), ({"methods": ["spectra", 5]}, "methods"),
+    ({"workers": True}, "workers"), ({"progress": "yes"}, "progress"),
+    ({"out": 5}, "out"), ({"scheduler": 5}, "scheduler"), ({"scheduler": ""}, "scheduler"),
+], ids=lambda v: repr(v)[:30])
+def test_batch_bad_argument_names_it(kw, field, tmp_path):
+    """Each was a TypeError from inside (``'int' object is not iterable``, ``expected str``),
+    or a silently empty DataFrame (a dict's keys taken as file names, no paths at all)."""
+    kw = {"paths": WORKED, **kw}
+    with pytest.raises(api.ConfigError) as exc:
+        api.batch(kw.pop("paths"), **kw)
+    assert exc.value.field == field and "\n" not in str(exc.value)
+
+
+def test_batch_out_that_is_a_folder_is_a_config_error(tmp_path):
+    """``out`` is the records CSV: a folder there was an IsADirectoryError."""
+    with pytest.raises(api.ConfigError) as exc:
+        api.batch(WORKED, out=tmp_path)
+    assert exc.value.field == "out" and str(tmp_path) in str(exc.value)

@@ -127,6 +127,22 @@ def test_batch_skips_bad_file_and_solves_the_rest(tmp_path):
     assert "worked-example" in stdout
 
 
+def test_batch_reports_broken_links_in_a_folder(tmp_path):
+    """A ``*.json`` link in a folder that leads nowhere (or to itself) is bad input, as it is
+    when named (it was skipped silently: exit 0); a link to a folder loops nowhere."""
+    d = tmp_path / "in"
+    d.mkdir()
+    shutil.copy(EX / "worked_example.json", d)
+    (d / "dangling.json").symlink_to("nowhere.json")
+    (d / "self.json").symlink_to("self.json")
+    (d / "loop").symlink_to(d)
+    (d / "folder.json").mkdir()                     # a folder is searched, not read
+    code, stdout, err = cli("batch", d, "--out", tmp_path / "runs", "--no-progress")
+    assert code == 2 and "worked-example" in stdout, err
+    assert "dangling.json: cannot read" in err and "self.json: cannot read" in err
+    assert "folder.json" not in err and "1 ran" in err
+
+
 def test_batch_of_a_folder_without_instances_is_bad_input(tmp_path):
     """A folder holding no *.json is a wrong path: exit 2 naming it (was "0 ran", exit 0);
     the other paths still run."""
@@ -360,11 +376,31 @@ def test_a2a_input_validation_and_declines_exit_2(tmp_path):
     (("--workload", "gpt", "--tp", 1, "--pp", 1, "--dp", 1), "'tp*pp*dp'"),
     (("--workload", "moe", "--n", 1, "--top-k", 1), "'n'"),
     (("--workload", "benchmark", "--n", 100000), "'n'"),
+    # a parameter of another workload (was silently ignored, whatever its value)
+    (("--density", "nan"), "'density': applies only to --workload random"),
+    (("--workload", "moe", "--tp", 8), "'tp': applies only to --workload gpt"),
+    (("--workload", "gpt", "--m", 4), "'m': applies only to --workload benchmark"),
+    (("--workload", "random", "--top-k", 0), "'top_k': applies only to --workload moe"),
 ])
 def test_spectra_generate_bad_parameter_is_one_line_exit_2(tmp_path, args, field):
     f = tmp_path / "x.json"
     code, _, err = cli("generate", "spectra", *args, "-o", f)
     assert code == 2 and field in err and "Traceback" not in err and not f.exists()
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args, field", [
+    (("--workload", "example", "--n", 5000), "'n': does not apply to --workload example"),
+    (("--workload", "example", "--k", 3), "'k': does not apply to --workload example"),
+    (("--T", 1, "--bandwidth-gbps", -5), "'bandwidth_gbps': does not apply with --T > 0"),
+    (("--T", 1, "--chunk-mb", 0), "'chunk_mb': does not apply with --T > 0"),
+])
+def test_a2a_generate_parameter_that_does_not_apply_is_one_line_exit_2(tmp_path, args, field):
+    """They were ignored silently, whatever their value (the example is the paper's fixed
+    instance; T-unit mode has no bandwidth, latency or chunk size)."""
+    f = tmp_path / "x.json"
+    code, _, err = cli("generate", "a2a", *args, "-o", f)
+    assert code == 2 and field in err and not f.exists(), err
     assert len(err.strip().splitlines()) == 1
 
 
@@ -385,6 +421,24 @@ def test_output_path_under_a_file_is_one_line_exit_2(args, tmp_path):
     code, out, err = cli(*(str(a).replace("{F}", str(f)) for a in args))
     assert code == 2 and out == "" and "Traceback" not in err, err
     assert len(err.strip().splitlines()) == 1 and str(f) in err, err
+
+
+@pytest.mark.parametrize("args,flag", [
+    (("solve", EX / "worked_example.json", "--out", ""), "--out"),
+    (("batch", EX / "worked_example.json", "--out", ""), "--out"),
+    (("gap", EX / "worked_example.json", "--methods", "spectra", "--out", ""), "--out"),
+    (("solve", EX / "worked_example.json", "--method", "milp", "--log-dir", ""), "--log-dir"),
+    (("reproduce", "spectra-example", "--out-dir", ""), "--out-dir"),
+], ids=["solve-out", "batch-out", "gap-out", "log-dir", "reproduce"])
+def test_empty_output_path_is_one_line_exit_2(args, flag, tmp_path):
+    """An empty path was taken as "no folder" (solve, gap: nothing kept; batch: "results
+    in " and "already in None") or as the current folder (reproduce wrote its report
+    there; --log-dir its logs)."""
+    code, out, err = cli(*args, cwd=tmp_path)
+    assert code == 2 and out == "" and "Traceback" not in err, err
+    line, = err.strip().splitlines()
+    assert flag in line and "empty" in line, err
+    assert not list(tmp_path.iterdir())
 
 
 @pytest.mark.parametrize("args", [

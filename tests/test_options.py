@@ -259,3 +259,30 @@ def test_static_checks_families_even_where_k1_does_not_use_them(capsys):
         code, out, err = main("solve", ROOT / "instances/a2a/uniform_n4_k1.json", "--method",
                               method, "--option", "families=zzz", capsys=capsys)
         assert code == 2 and out == "" and "option families" in err, (method, err)
+
+
+@pytest.mark.parametrize("param,flag,field", [("TimeLimit=7", "--time-limit", "time_limit"),
+                                              ("mipgap=0.25", "--mip-gap", "mip_gap"),
+                                              ("Threads=1", "--threads", "threads")])
+def test_param_with_a_flag_of_its_own_is_that_flag(param, flag, field, capsys):
+    """``--param TimeLimit=7`` was silently replaced by the run's budget (600 s by default;
+    the solver never saw it): it is ``--time-limit 7``, the whole run's budget; MIPGap and
+    Threads are ``--mip-gap`` and ``--threads``. Given with the flag too: exit 2."""
+    from toolkit import config
+
+    value = json.loads(param.split("=")[1])
+    cfg = config.make_config(params={param.split("=")[0]: value})
+    assert getattr(cfg, field) == value and not cfg.params
+    code, out, err = main("solve", SPECTRA, "--method", "milp", "--backend", "highs",
+                          "--param", param, "--format", "json", capsys=capsys)
+    rec = json.loads(out)
+    assert code == 0 and rec["verified"], err
+    if field == "time_limit":
+        assert rec["time_limit_s"] == 7
+    code, out, err = main("solve", SPECTRA, "--method", "milp", "--param", param, flag, "2",
+                          capsys=capsys)
+    line, = err.strip().splitlines()
+    assert code == 2 and out == "" and flag in line and "given twice" in line, err
+    code, out, err = main("solve", SPECTRA, "--param", "TimeLimit=0", capsys=capsys)
+    line, = err.strip().splitlines()
+    assert code == 2 and "--param TimeLimit" in line and "> 0" in line, err

@@ -176,3 +176,17 @@ def test_best_objective_zero_still_ranks():
     assert (a["rank"], b["rank"], c["rank"]) == (1, 2, 1)
     assert a["vs_best"] == c["vs_best"] == 0 and b["vs_best"] == math.inf
     assert a["vs_best_bound"] == 0 and b["vs_best_bound"] == 1.0
+
+
+@pytest.mark.parametrize("objective,verified", [(math.nan, True), (math.inf, True),
+                                                ("abc", True), (1.0, "maybe")])
+def test_only_finite_verified_objectives_are_ranked(objective, verified):
+    """A record whose objective is not a finite number, or whose ``verified`` is not True
+    (as read back from an edited records.csv), is kept unranked; it broke the ranking
+    (``nan is not in list``, a TypeError) or was ranked."""
+    base = {"problem": "spectra", "method": "spectra", "problem_bound": 0.5}
+    recs = [dict(base, objective=np.int64(2), verified=True),     # numpy numbers count
+            dict(base, method="milp", objective=objective, verified=verified)]
+    rank_records(recs)
+    assert recs[0]["rank"] == 1 and recs[0]["best_objective"] == 2.0
+    assert recs[1]["rank"] is None and recs[1]["vs_best"] is None

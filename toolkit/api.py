@@ -11,6 +11,7 @@ Ctrl-C raises :class:`~toolkit.run.Interrupted`, a KeyboardInterrupt carrying th
 """
 from __future__ import annotations
 
+import numbers
 import os
 import warnings
 from dataclasses import dataclass, field
@@ -114,6 +115,20 @@ def _read_runs(csv: Path):
     return pd.read_csv(csv, converters=dict.fromkeys(TEXT_FIELDS, str))   # absent: ignored
 
 
+def _paths(paths) -> list:
+    """``paths`` (one path or a list of them) as a list; ConfigError for anything else: a
+    dict's keys or no paths at all ran nothing, silently."""
+    one = (str, os.PathLike)
+    if isinstance(paths, one):
+        return [paths]
+    if not isinstance(paths, (list, tuple)) or not all(isinstance(p, one) for p in paths):
+        raise ConfigError("paths", "must be instance files or folders (a path or a list of "
+                          f"paths; for a parsed instance use solve()), got {paths!r:.80}")
+    if not paths:
+        raise ConfigError("paths", "is empty: no instance files or folders given")
+    return list(paths)
+
+
 class BatchWarning(UserWarning):
     """A file or task a batch skipped (bad input, or a method declined it)."""
 
@@ -138,15 +153,32 @@ def batch(paths, methods=None, *, out: str | os.PathLike | None = None, workers:
     if config.get("write_model") is not None:
         raise ConfigError("write_model", "writes one run's models: use solve(), not batch()")
     cfg = make_config(**config)
-    paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    paths = _paths(paths)
     if methods is not None:
+        if not isinstance(methods, str) and not (
+                isinstance(methods, (list, tuple)) and all(isinstance(m, str) for m in methods)):
+            raise ConfigError("methods", f"must be a list of method names or 'a,b', got "
+                              f"{methods!r}")
         methods, bad = method_names(methods)
         if bad or not methods:
             raise ConfigError("methods", f"has unknown method(s) {', '.join(bad) or '(none given)'} "
                               f"(known: {', '.join(sorted(known_methods()))})")
-    if not (isinstance(workers, int) and 1 <= workers <= MAX_WORKERS):
+    if isinstance(workers, bool) or not (isinstance(workers, numbers.Integral)
+                                         and 1 <= workers <= MAX_WORKERS):
         raise ConfigError("workers", f"must be an integer in 1..{MAX_WORKERS}, got {workers!r}")
+    workers = int(workers)
+    if not isinstance(progress, bool):
+        raise ConfigError("progress", f"must be True or False, got {progress!r}")
+    if scheduler is not None and not (isinstance(scheduler, str) and scheduler.strip()):
+        raise ConfigError("scheduler", f"must be a Dask scheduler address (HOST:PORT), got "
+                          f"{scheduler!r}")
     if out is not None:
+        if not isinstance(out, (str, os.PathLike)):
+            raise ConfigError("out", f"must be the path of the records CSV, got "
+                              f"{type(out).__name__}")
+        if os.path.isdir(out):
+            raise ConfigError("out", f"{os.fspath(out)}: is a folder; out names the records "
+                              f"CSV file (e.g. runs.csv)")
         check_folder("out", os.path.dirname(os.fspath(out)) or ".", os.fspath(out))
     with tempfile.TemporaryDirectory() as tmp:
         csv = Path(out) if out is not None else Path(tmp) / "runs.csv"

@@ -32,7 +32,7 @@ from toolkit.batch_dask import SchedulerError  # noqa: F401 - bad --scheduler (s
 from toolkit.batch_dask import dask_client, dask_thread_cap, run_dask
 from toolkit.batch_pool import cores, run_pool, thread_cap
 from toolkit.io import write_text_atomic
-from toolkit.outdir import null_nonfinite
+from toolkit.outdir import RecordsError, null_nonfinite, read_records  # noqa: F401
 from toolkit.registry import RunConfig, problem
 from toolkit.run import CORE_FIELDS, NotApplicable, check_applicable, resolve_method, run_task
 
@@ -40,11 +40,13 @@ RETRY_STATUSES = ("error", "interrupted")
 
 
 def instance_files(paths) -> list[Path]:
-    """Files named, and ``*.json`` files under folders named (sorted)."""
+    """Files named, and ``*.json`` files under folders named (sorted); a link there that
+    leads nowhere is listed too, so that reading it reports it (it was skipped silently)."""
     out: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            out.extend(sorted(q for q in p.rglob("*.json") if q.is_file()))
+            out.extend(sorted(q for q in p.rglob("*.json")
+                              if q.is_file() or (q.is_symlink() and not q.is_dir())))
         else:
             out.append(p)
     return out
@@ -102,11 +104,9 @@ class CsvSink:
         self.path = None if path is None else Path(path)
         self.header: list[str] = []
         self.rows: list[dict] = []
-        if self.path is not None and self.path.exists() and self.path.stat().st_size > 0:
-            with self.path.open(newline="") as fh:
-                reader = csv.DictReader(fh)
-                self.header = list(reader.fieldnames or [])
-                self.rows = list(reader)
+        self.clean = True               # False: the file must be rewritten, not appended to
+        if self.path is not None and (self.path.exists() or self.path.is_symlink()):
+            self.header, self.rows, self.clean = read_records(self.path)   # RecordsError
 
     def done(self) -> dict:
         """Finished rows by run key, and keyless finished rows by (resolved file, method)."""
@@ -130,7 +130,7 @@ class CsvSink:
         if self.path is None:
             self.header = _order(self.header + new)
             return
-        if new or replaced or not self.path.exists():
+        if new or replaced or not self.clean or not self.path.exists():
             self.header = _order(self.header + new)
             self._rewrite()
             return
@@ -147,6 +147,7 @@ class CsvSink:
         w.writeheader()
         w.writerows(self.rows)
         write_text_atomic(self.path, buf.getvalue())
+        self.clean = True
 
 
 def _order(cols: list[str]) -> list[str]:
@@ -207,12 +208,16 @@ def plan(paths, methods: list[str] | None, cfg: RunConfig, done: dict, report: B
     """
     if keyless not in ("rerun", "keep"):
         raise ValueError(f"keyless must be 'rerun' or 'keep', got {keyless!r}")
-    tasks, files = [], []
+    tasks, files, seen = [], [], set()
     for p in map(Path, paths):
         found = instance_files([p])
         if p.is_dir() and not found:    # a folder without instances: a wrong path, not "0 ran"
             report.bad_input.append(f"{p}: no instance files (*.json) in this folder")
-        files += found
+        for f in found:                 # a file named twice (or also in a folder): once
+            real = os.path.realpath(f)          # (Path.resolve raises on a link loop)
+            if real not in seen:
+                seen.add(real)
+                files.append(f)
     for path in files:
         src = str(path)
         try:
@@ -233,8 +238,9 @@ def plan(paths, methods: list[str] | None, cfg: RunConfig, done: dict, report: B
         for name in names:
             key = run_key(path, digest, name, cfg, base)
             legacy = ("keyless", str(path.resolve()), name)
-            if key["run_key"] in done or (keyless == "keep" and legacy in done):
-                report.keys.append(key["run_key"] if key["run_key"] in done else legacy)
+            mine = done.get(key["run_key"], {}).get("method") == name   # not an edited row
+            if mine or (keyless == "keep" and legacy in done):
+                report.keys.append(key["run_key"] if mine else legacy)
                 report.skipped_done += 1
                 continue
             try:
@@ -291,7 +297,7 @@ def run_batch(paths, methods, cfg: RunConfig, out: str | Path | None, workers: i
     # it declares, and one that no selected method declares is bad input (OptionError)
     cfg = replace(cfg, options_shared=True)
     check_shared(cfg.options, selected_methods(methods))
-    client = dask_client(scheduler) if scheduler else None
+    client = dask_client(scheduler) if scheduler is not None else None   # "": refused
     try:
         sink = CsvSink(out)
         report = BatchReport()

@@ -14,6 +14,8 @@ DASK_CONNECT_S = 5
 
 def dask_client(address: str):
     """A client of the scheduler at ``address``, or SchedulerError within ~DASK_CONNECT_S."""
+    if not isinstance(address, str) or not address.strip():
+        raise SchedulerError(f"--scheduler must be an address (HOST:PORT), got {address!r}")
     try:
         from distributed import Client
     except ImportError:

@@ -8,6 +8,7 @@ line prints :meth:`ConfigError.cli_text`, the same words with the flag's name.
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from dataclasses import fields
 
@@ -32,11 +33,12 @@ class ConfigError(ValueError):
 
 
 def _number(name: str, v, integer: bool = False):
-    ok = isinstance(v, int) if integer else isinstance(v, (int, float))
+    """``v`` as a Python int (``integer``) or float; numpy scalars count, bools do not."""
+    ok = isinstance(v, numbers.Integral if integer else numbers.Real)
     if isinstance(v, bool) or not ok or (not integer and not math.isfinite(v)):
         kind = "an integer" if integer else "a finite number"
         raise ConfigError(name, f"must be {kind}, got {v!r}")
-    return v
+    return int(v) if integer else v
 
 
 def check_config(cfg: RunConfig) -> RunConfig:
@@ -61,6 +63,8 @@ def check_config(cfg: RunConfig) -> RunConfig:
         val = getattr(cfg, name, None)
         if val is not None and not isinstance(val, str):
             raise ConfigError(name, f"must be a path (str), got {type(val).__name__}")
+        if val == "":                   # not "none" nor the current folder: say which
+            raise ConfigError(name, "is an empty path")
     wm = getattr(cfg, "write_model", None)
     if wm is not None and not wm.lower().endswith(MODEL_FORMATS):
         raise ConfigError("write_model", f"must be a file name ending in "
@@ -70,6 +74,33 @@ def check_config(cfg: RunConfig) -> RunConfig:
     for name in ("iis_path", "write_model"):
         if getattr(cfg, name, None) is not None:
             check_folder(name, os.path.dirname(getattr(cfg, name)) or ".", getattr(cfg, name))
+    return cfg
+
+
+# Gurobi parameters that are run settings of their own: the run sets them on every solve
+# (TimeLimit from the run's budget, 600 s by default), so a --param would be overridden
+FLAG_PARAMS = {"TimeLimit": "time_limit", "MIPGap": "mip_gap", "Threads": "threads"}
+
+
+def fold_params(cfg: RunConfig) -> RunConfig:
+    """Move ``params`` TimeLimit / MIPGap / Threads (Gurobi's spelling, as
+    ``options.check_params`` leaves them) to ``time_limit`` / ``mip_gap`` / ``threads``
+    and check them there. [DECISION] ``--param TimeLimit=S`` is ``--time-limit S``, the
+    whole run's budget (it was silently replaced by that budget); both given is a
+    ConfigError, even with equal values."""
+    for pname, name in FLAG_PARAMS.items():
+        if pname not in cfg.params:
+            continue
+        value = cfg.params.pop(pname)
+        if getattr(cfg, name) is not None:
+            raise ConfigError(name, f"given twice: also as --param {pname}={value}; give one")
+        setattr(cfg, name, value)
+        try:
+            check_config(cfg)
+        except ConfigError as exc:
+            if exc.field == name:
+                raise ConfigError(name, f"(as --param {pname}) {exc.msg}") from None
+            raise
     return cfg
 
 
@@ -106,8 +137,10 @@ def make_config(**settings) -> RunConfig:
     cfg.params = {} if cfg.params is None else cfg.params
     cfg.options = {} if cfg.options is None else cfg.options
     check_config(cfg)
+    if cfg.threads is not None:           # np.int64(2) -> 2
+        cfg.threads = int(cfg.threads)
     try:                     # the CLI's --param rule: Gurobi's names, in Gurobi's spelling
         cfg.params = check_params(cfg.params)
     except OptionError as exc:
         raise ConfigError("params", str(exc).replace("--param ", "name ", 1)) from None
-    return cfg
+    return fold_params(cfg)

@@ -26,9 +26,99 @@ class OutDirError(ValueError):
     """``--out`` names something that is not a folder."""
 
 
+class RecordsError(ValueError):
+    """A records CSV to resume from that is not one (one line naming the file and line)."""
+
+
+REQUIRED_COLUMNS = ("instance", "method", "status")
+NUMBER_COLUMNS = ("objective", "bound", "gap", "runtime_s", "n_vars", "n_int_vars", "n_constrs",
+                  "problem_bound")                     # empty or a number ("nan" included)
+
+
+def _bad_cell(row: dict) -> str | None:
+    """The first core cell of a records-CSV row that no run writes, as "column 'value'"."""
+    for c in NUMBER_COLUMNS:
+        v = row.get(c, "")
+        try:
+            v == "" or float(v)
+        except ValueError:
+            return f"{c} {v[:40]!r} is not a number"
+    if row.get("verified", "") not in ("", "True", "False"):
+        return f"verified {row['verified'][:40]!r} is not True or False"
+    return None
+
+
+def read_records(path: str | Path) -> tuple[list[str], list[dict], bool]:
+    """The records CSV ``path`` as (header, rows, clean); RecordsError when it is not one.
+
+    [DECISION] A last row with fewer fields and no final newline is a write cut short (a
+    kill mid-line): it is dropped with a warning, so its task reruns. Anything else that
+    is not this toolkit's CSV (not UTF-8, a NUL byte, a header without instance, method
+    and status, a row whose field count is not the header's) is refused, not repaired:
+    the file is the user's record of finished runs. ``clean`` is False when the file does
+    not end in a newline (the next write must rewrite it, not append to it).
+    """
+    import csv
+    import io
+    import logging
+
+    p = Path(path)
+    if p.is_dir():
+        raise RecordsError(f"{p}: is a folder, not a records CSV")
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise RecordsError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise RecordsError(f"{p}: line {line}: not UTF-8 text (byte {raw[exc.start]:#04x}); "
+                           f"not a records CSV (move it away to start afresh)") from None
+    if "\0" in text:
+        raise RecordsError(f"{p}: line {text.count(chr(10), 0, text.index(chr(0))) + 1}: "
+                           f"a NUL byte; not a records CSV (move it away to start afresh)")
+    if not text.strip():
+        return [], [], True
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+        missing = [c for c in REQUIRED_COLUMNS if c not in header]
+        if missing or len(set(header)) != len(header):
+            what = f"lacks column(s) {', '.join(missing)}" if missing else "repeats a column"
+            raise RecordsError(f"{p}: line 1: the header {what}; not a records CSV written "
+                               f"by solve/batch/gap --out (move it away to start afresh)")
+        rows = []
+        for cells in reader:
+            if not cells:
+                continue
+            if len(cells) != len(header):
+                if len(cells) < len(header) and reader.line_num == text.count("\n") + 1 \
+                        and not text.endswith("\n"):
+                    logging.getLogger(__name__).warning(
+                        "%s: line %d: a row cut short (%d of %d fields, no final newline) "
+                        "is dropped; its run is redone", p, reader.line_num, len(cells),
+                        len(header))
+                    continue
+                raise RecordsError(f"{p}: line {reader.line_num}: {len(cells)} fields, the "
+                                   f"header has {len(header)}; not a records CSV (move it "
+                                   f"away to start afresh)")
+            row = dict(zip(header, cells))
+            bad = _bad_cell(row)
+            if bad:
+                raise RecordsError(f"{p}: line {reader.line_num}: {bad}; not a records CSV "
+                                   f"(move it away to start afresh)")
+            rows.append(row)
+    except csv.Error as exc:
+        raise RecordsError(f"{p}: line {reader.line_num}: {exc}") from None
+    return header, rows, text.endswith("\n")
+
+
 def out_dir(path: str | Path, flag: str = "--out") -> Path:
     """``path`` as the ``--out`` folder (created); OutDirError when it is an existing file,
     or a ``.csv`` name (``--out`` used to be a CSV file: the records go to DIR/records.csv)."""
+    if str(path) == "":                 # Path("") is ".": it was the current folder
+        raise OutDirError(f"{flag}: an empty path; {flag} names a folder")
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise OutDirError(f"{flag} {path}: is a file; {flag} names a folder "

@@ -9,6 +9,7 @@ others keep their objective but get no rank, ``vs_best`` or ``vs_best_bound``.
 from __future__ import annotations
 
 import math
+import numbers
 
 from models.gap import relative_gap
 
@@ -23,9 +24,15 @@ def relaxation(rec: dict) -> bool | None:
     return None if method is None else method.relaxation
 
 
+def finite(v) -> bool:
+    """A finite real number (not a bool, text or NaN: a cell of an edited records.csv)."""
+    return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
+
+
 def rankable(rec: dict) -> bool:
-    """A verified solution of the problem itself (not of a relaxation of it)."""
-    if not rec.get("verified") or rec.get("objective") is None:
+    """A verified solution of the problem itself (not of a relaxation of it), with a finite
+    objective; ``verified`` must be True itself, not any truthy cell."""
+    if rec.get("verified") not in (True,) or not finite(rec.get("objective")):
         return False
     return relaxation(rec) is False
 
@@ -48,7 +55,7 @@ def rank_records(recs: list[dict]) -> list[dict]:
     ranked = [r for r in recs if rankable(r)]
     keys = sorted({sign * r["objective"] for r in ranked})
     best = sign * keys[0] if keys else None
-    bounds = [r["problem_bound"] for r in recs if r.get("problem_bound") is not None]
+    bounds = [r["problem_bound"] for r in recs if finite(r.get("problem_bound"))]
     best_bound = (max if sense == "min" else min)(bounds) if bounds else None
     for r in recs:
         r.update(rank=None, best_objective=best, best_bound=best_bound, vs_best=None,

@@ -39,8 +39,10 @@ class Interrupted(KeyboardInterrupt):
 
 
 def resolve_method(prob, name: str | None):
-    name = name or prob.default_method
-    if name not in prob.methods:
+    """The method ``name`` of ``prob`` (None: its default); InstanceError for anything else,
+    "" included (it used to run the default)."""
+    name = prob.default_method if name is None else name
+    if not isinstance(name, str) or name not in prob.methods:
         raise InstanceError("method", f"unknown method {name!r} for problem {prob.name} "
                             f"(known: {', '.join(prob.methods)})")
     return prob.methods[name]

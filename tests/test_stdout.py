@@ -108,6 +108,18 @@ def test_a_declining_method_is_one_line_naming_the_file(a2a_file):
     assert len(lines) == 1 and lines[0].startswith(f"error: {a2a_file}: method exact-te declines")
 
 
+def test_a_decline_names_the_methods_that_take_the_instance(tmp_path):
+    f = tmp_path / "a2a_n1024.json"              # generate's own file: rdc (the default) declines
+    assert run("generate", "a2a", "--n", "1024", "-o", f)[0] == 0
+    code, out, err = run("solve", f)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert "method rdc declines" in err and "; methods that take it: " in err, err
+    takers = err.strip().split("; methods that take it: ")[1].split(", ")
+    assert "rdc" not in takers and "one-hop" in takers, takers
+    code, out, err = run("solve", f, "--method", takers[0], "--format", "json")
+    assert code == 0 and json.loads(out)["verified"] is True, err
+
+
 def _piped_into_head(*args, lines=1):
     """``solve.py ARGS | head -LINES`` with the reader closing its end early: the exit code
     and stderr of solve.py, and what the reader got."""

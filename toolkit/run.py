@@ -56,6 +56,16 @@ def check_applicable(inst, method, cfg: RunConfig, source: str | None = None) ->
         raise NotApplicable(f"{where}method {method.name} declines instance {inst.name!r}: {reason}")
 
 
+def _takes(method, inst, cfg: RunConfig) -> bool:
+    """Whether ``method`` with its default options takes ``inst`` (for a decline's hint)."""
+    if not method.applicable:
+        return True
+    try:
+        return not method.applicable(inst, method.configure(replace(cfg, options={})))
+    except Exception:                   # noqa: BLE001 - a hint only: not a taker
+        return False
+
+
 def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
              want_solution: bool = False) -> dict:
     """Solve the instance ``data`` (a parsed file) with one method; return the record.
@@ -78,10 +88,14 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
                             f"is a {method.kind}, not a model method (model methods of "
                             f"{prob.name}: {models_ or 'none'})", source)
     try:
-        cfg = method.configure(cfg, prob.methods.values())     # --option names and values
+        base, cfg = cfg, method.configure(cfg, prob.methods.values())   # --option names, values
         check_applicable(inst, method, cfg, source)
     except OptionError as exc:
         raise InstanceError("option", str(exc), source) from None
+    except NotApplicable as exc:
+        takers = [m.name for m in prob.methods.values() if m is not method and _takes(m, inst, base)]
+        raise NotApplicable(f"{exc}; methods that take it: {', '.join(takers)}" if takers
+                            else str(exc)) from None
     if cfg.log_dir:
         from pathlib import Path
 

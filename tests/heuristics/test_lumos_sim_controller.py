@@ -160,3 +160,24 @@ def test_remove_units_is_near_linear_as_documented():
     out = _remove_units(e, a, b, np.ones(k, dtype=np.int64))
     assert time.perf_counter() - t0 < 2.0
     assert out[:, 3].sum() == e[:, 3].sum() - 2 * k
+
+
+def test_verification_time_is_not_charged_as_algorithm_time():
+    """``check=True`` verifies each configuration; Reconfiguration.wall_s (the time JWT is
+    charged, [001]) is the requirement + topology + reconfiguration only."""
+    import time
+    from dataclasses import replace
+
+    cl = Cluster(Fabric(4, 8, 8, 2), 8)
+    ctrl = OcsController(cl, check=True)
+    real = ctrl._prob.check
+
+    def slow_check(inst, sol):
+        time.sleep(0.5)
+        return real(inst, sol)
+
+    ctrl._prob = replace(ctrl._prob, check=slow_check)
+    p = greedy_placement(PlacementInstance(cl, np.zeros(cl.n_gpus, dtype=bool),
+                                           Job(48, tp=8, pp=2, dp=3)))
+    rec = ctrl.admit(p, 0, 0.0)
+    assert rec is not None and rec.wall_s < 0.5

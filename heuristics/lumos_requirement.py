@@ -6,8 +6,9 @@
 order; PP pairs are vertical neighbours (stage r and r + 1 of a replica), DP pairs are
 neighbours in each stage's ring arranged by generalised eq. (42) (``ring_next``). Each
 distinct unordered cross-Pod leaf pair {a, b} with a PP pair adds ``TP`` to L_ab, with a
-DP pair ``TP / 2``; both add ``TP / 4`` when tau = 1 and a leaf holds one server (units
-rounded down, at least 1). Distinct pairs: flows of different stages and replicas between
+DP pair ``TP / 2``; both add ``TP / 4`` when tau = 1 and a leaf holds one server
+([DECISION] for tp < 4 or odd tp, where the rule gives fractions: units rounded down, at
+least 1). Distinct pairs: flows of different stages and replicas between
 the same two leaves time-share the same paths (Principle 3). EP (AlltoAll) traffic stays
 inside a Pod and adds nothing ([002] 4.2.1 Principle 2; the rule counts PP and DP only).
 

@@ -72,7 +72,9 @@ def run_ilp(inst: StagingInstance, cfg: RunConfig) -> MethodOutput:
 def _loop(inst: StagingInstance, cfg: RunConfig, lo: int, top: int, seed) -> MethodOutput:
     """Algorithm 1: theta = lo, lo + 1, ... < top until a model is feasible; else the
     greedy staging (``top`` = its count) is taken. The bound is the smallest theta not proven
-    infeasible; a model the time limit cuts short leaves it there and the loop goes on."""
+    infeasible; a model the time limit cuts short leaves it there and the loop goes on.
+    [DECISION] [002] Algorithm 1 starts at theta = 2; this starts at the lower bound, which
+    may be 1 (all changed groups in one stage when every leaf stays within iota)."""
     from models.backend import Result
 
     n_alone, bound, results, sol = len(inst.alone), lo, [], None

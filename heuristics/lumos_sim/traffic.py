@@ -100,8 +100,9 @@ def collective_pairs(placement: Placement) -> tuple[np.ndarray, np.ndarray]:
 
 def alltoall_rows(placement: Placement) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(src, dst, weight) of the EP rows, aggregated per (source GPU, destination leaf) of
-    its EP domain (module docstring); the weights of a source sum to ep - 1. Vectorised:
-    O(gpus x leaves per domain)."""
+    its EP domain (module docstring); the weights of a source sum to its domain peers off
+    its own server (ep - 1 less its server-mates in the domain, which NVLink serves).
+    Vectorised: O(gpus x leaves per domain)."""
     ep = placement.job.ep
     if ep == 1:
         z = np.zeros(0, np.int64)

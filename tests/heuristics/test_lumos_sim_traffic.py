@@ -216,3 +216,15 @@ def test_large_job_counts():
     w = np.bincount(f.src[~c] - 1024, f.weight[~c], 2048)
     assert np.all(w == 56) and np.all(f.fanout[~c] == 56)     # 63 peers, 7 on the server
     assert (~c).sum() == 2048 * 2                              # 64 GPUs = 2 leaves of 32
+
+
+def test_alltoall_weights_of_a_source_are_its_off_server_domain_peers():
+    """tp = 8, ep = 16 over two servers per domain: each source's rows carry the 8 peers on
+    the other server, not ep - 1 = 15 (its 7 server-mates ride NVLink)."""
+    from heuristics.lumos_sim.traffic import alltoall_rows
+
+    cl = Cluster(Fabric(2, 16, 16, 2), 8)
+    p = Placement(cl, Job(32, tp=8, pp=1, dp=4, ep=16), np.r_[0:16, 128:144])
+    src, _, w = alltoall_rows(p)
+    per_src = np.bincount(src, w, cl.n_gpus)[p.gpus]
+    assert np.array_equal(per_src, np.full(32, 8.0))

@@ -147,6 +147,25 @@ def test_checker_rejects_corrupted_schedules():
         assert any(words in b for b in bad), (words, bad)
 
 
+def test_checker_rejects_non_finite_schedules():
+    """NaN compares False with everything: a NaN start/finish or time passed every check
+    and reported iteration_time 0 (max(q0, nan) = q0)."""
+    inst = derived([(2, 1, [0], [10]), (1, 1, [1], [11])], deps=[(0, 1, 0.5)])
+    good = simulate(inst, [1]).solution([1])
+    nan = np.full(2, np.nan)
+    t_nan = good.times.copy()
+    t_nan[-1] = np.nan
+    vol_inf = good.vol.copy()
+    vol_inf[0, 2] = np.inf
+    for sol in (DeltaSolution(good.x, good.times, good.vol, nan, nan),
+                DeltaSolution(good.x, good.times, good.vol, good.start, good.finish * [1, np.inf]),
+                DeltaSolution(good.x, t_nan, good.vol, good.start, good.finish),
+                DeltaSolution(good.x, good.times, vol_inf, good.start, good.finish),
+                DeltaSolution(np.array([np.nan]), good.times, good.vol, good.start, good.finish)):
+        bad, _ = check_solution(inst, sol)
+        assert any("finite" in b for b in bad), bad
+
+
 @st.composite
 def random_instance(draw):
     return delta_dag(draw)

@@ -275,7 +275,7 @@ MARGIN_MAX = 10**6       # window margin, intervals: wider than any K is "no anc
 STEP_MAX = 1e9           # ms; a step above the reference makespan is one slice
 FTS_SLICES_MAX = 10**6   # reference makespan / step: the FTS model has 4 x tasks x slices variables
 POLICY = (Option("policy", str, "maxmin", "simulator rate rule: max-min fair over links and NICs, "
-                 "or link_equal (the paper's Eq. 17)", choices=("maxmin", "link_equal")),)
+                 "or link_equal (the paper's Eq. 17; an error when tasks share a NIC)", choices=("maxmin", "link_equal")),)
 GA_OPTIONS = (
     Option("pop", int, 64, "population size", minimum=2, maximum=POP_MAX),
     Option("generations", int, 5000, "generation cap", minimum=1, maximum=GENERATIONS_MAX),

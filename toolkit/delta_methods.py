@@ -291,7 +291,7 @@ INTERVAL_OPTIONS = (
     Option("prune", bool, True, "Algorithm 1 windows: only the kept task-time variables"),
     Option("anchors", bool, True, "anchor the windows at the reference simulation"),
     Option("margin", int, 2, "window margin, intervals", minimum=0, maximum=MARGIN_MAX),
-    Option("k_pad", int, 2, "intervals added to the reference's events", minimum=0,
+    Option("k_pad", int, 2, "intervals added to the reference's events: max(k_pad, 5%)", minimum=0,
            maximum=K_PAD_MAX),
     Option("tighten", bool, True, "spec 2.1 valid inequalities (prune=0 tighten=0: the paper's model)"),
     Option("paper_exact", bool, False, "Eq. 18 as printed (no tails)"),

@@ -79,8 +79,16 @@ def max_weight_antichain(weights: np.ndarray, related: np.ndarray) -> float:
     return float(-res.fun)
 
 
+def _active(inst: DeltaInstance) -> np.ndarray:
+    """Links with traffic (the GA's genes, spec 3.4.3); a listed link no task uses keeps x = 0."""
+    active = np.zeros(len(inst.links), bool)
+    active[inst.link_of] = True
+    return active
+
+
 def x_upper_bound(inst: DeltaInstance, t_hat: float) -> np.ndarray:
-    """Alg. 2: X-bar per link = the most flows that can be concurrent on either direction."""
+    """Alg. 2: X-bar per link = the most flows that can be concurrent on either direction
+    (0 on a link without traffic)."""
     est, lct = task_windows(inst, t_hat)
     R = transitive_closure(inst)
     res = inst.res_of
@@ -98,19 +106,21 @@ def x_upper_bound(inst: DeltaInstance, t_hat: float) -> np.ndarray:
                 idx = np.array(act)
                 cache[act] = max_weight_antichain(inst.flows[idx], R[np.ix_(idx, idx)])
             xbar[r // 2] = max(xbar[r // 2], cache[act])
-    return np.maximum(1.0, np.minimum(xbar, x_max(inst)))
+    return np.where(_active(inst), np.maximum(1.0, np.minimum(xbar, x_max(inst))), 0.0)
 
 
 # ------------------------------------------------------------------------------------------
 # Algorithms 5 and 6
 # ------------------------------------------------------------------------------------------
 def feasible_random_init(inst: DeltaInstance, xbar: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Alg. 5 with orbit multiplicities: random circuits, one port reserved per later link."""
+    """Alg. 5 with orbit multiplicities: random circuits, one port reserved per later link
+    (links without traffic are not in E: they stay at 0)."""
     A, U = inst.incidence, inst.ports
+    active = _active(inst)
     used = np.zeros(len(U))
-    future = A.sum(axis=1)                   # ports still reserved for unprocessed links
+    future = A[:, active].sum(axis=1)        # ports still reserved for unprocessed links
     x = np.zeros(len(inst.links))
-    for e in rng.permutation(len(inst.links)):
+    for e in rng.permutation(np.flatnonzero(active)):
         ends = np.flatnonzero(A[:, e] > 0)
         future[ends] -= A[ends, e]
         spare = U[ends] - used[ends] - future[ends]
@@ -123,9 +133,11 @@ def feasible_random_init(inst: DeltaInstance, xbar: np.ndarray, rng: np.random.G
 
 def repair_topo(x: np.ndarray, inst: DeltaInstance, xbar: np.ndarray,
                 rng: np.random.Generator) -> tuple[np.ndarray, bool]:
-    """Alg. 6: clip to [1, X-bar], then drop circuits at random overloaded Pods."""
+    """Alg. 6: clip to [1, X-bar] (to 0 on a link without traffic), then drop circuits at
+    random overloaded Pods."""
     A, U = inst.incidence, inst.ports
-    x = np.clip(np.round(x), 1, xbar)
+    active = _active(inst)
+    x = np.where(active, np.clip(np.round(x), 1, np.maximum(1, xbar)), 0.0)
     while True:
         over = np.flatnonzero(A @ x > U + 1e-9)
         if not over.size:
@@ -285,7 +297,7 @@ def _ga_loop(inst, g, pop, generations, stall, seed, xbar, seeds, policy, check,
                 if rng.random() < 0.5:
                     child[e] += rng.choice([-2, -1, 1, 2])
                 else:
-                    child[e] = rng.integers(1, int(xbar[e]) + 1)
+                    child[e] = rng.integers(1, max(1, int(xbar[e])) + 1)
             child, ok = repair_topo(child, inst, xbar, rng)
             new.append(child if ok else feasible_random_init(inst, xbar, rng))
         population = new

@@ -8,7 +8,8 @@ per-flow rate of every active task is constant:
 * ``maxmin`` (default): max-min fair progressive filling over directed Pod links
   (capacity x_e B, one share per flow) and GPU NICs (capacity B, one flow per GPU);
 * ``link_equal``: phi_m = min(B, x_e B / sum of active flows on the link), the exact
-  semantics of the fair-sharing constraint (17);
+  semantics of the fair-sharing constraint (17); defined only while no GPU NIC carries two
+  active tasks (else it breaks Eq. 10): spec 3.5's assertion raises SimulationError;
 * ``ideal=True``: links unlimited, only NICs limit (the ideal non-blocking network).
 
 Cost: O(events x active tasks), at most 2 |M| events (see ``simulate``); the NIC-free
@@ -245,6 +246,12 @@ def simulate(inst_or_graph, x=None, policy: str = "maxmin", ideal: bool = False,
             raise SimulationInterrupted(f"deadline passed at simulated t = {t:.6g} ms")
         rate: dict[int, float] = {}
         if rem:
+            if shared and not use_maxmin:
+                m2 = [m for m in rem if any(nic_count[c] > 1 for c in nic_lists[m])]
+                raise SimulationError(
+                    f"policy link_equal (Eq. 17) is defined only when no GPU NIC carries two "
+                    f"active tasks (spec 3.5); tasks {sorted(m2)[:4]} share a NIC at t = {t:.6g} "
+                    "ms: use maxmin")
             if shared and use_maxmin:
                 act = list(rem)
                 rate = dict(zip(act, (g.flows[act] * _maxmin(g, np.asarray(act), cap, B)).tolist()))

@@ -237,7 +237,7 @@ def makespan_of(inst: DeltaInstance, finish: np.ndarray) -> float:
 def check_solution(inst: DeltaInstance, sol: DeltaSolution) -> tuple[list[str], dict]:
     """Verify a topology and schedule using only the instance data.
 
-    Topology: integer, >= 0, port budgets sum_e a_{p,e} x_e <= U_p (x is one value per
+    Every number must be finite. Topology: integer, >= 0, port budgets sum_e a_{p,e} x_e <= U_p (x is one value per
     link, so symmetric). Schedule: every dependency and delay and release time holds,
     every task's volume is delivered inside [S_m, C_m], and in every interval no directed
     link carries more than B x_e and no NIC more than B (per flow, one flow per GPU).
@@ -250,8 +250,8 @@ def check_solution(inst: DeltaInstance, sol: DeltaSolution) -> tuple[list[str], 
     x = np.asarray(sol.x, dtype=float)
     if x.shape != (len(inst.links),):
         return [f"topology has {x.shape} entries, instance has {len(inst.links)} links"], {}
-    if np.any(x < 0) or np.any(x != np.round(x)):
-        bad.append("topology must be non-negative integers")
+    if not np.all(np.isfinite(x)) or np.any(x < 0) or np.any(x != np.round(x)):
+        bad.append("topology must be finite non-negative integers")
     used = inst.incidence @ x
     over = np.flatnonzero(used > inst.ports + 1e-9)
     for p in over[:3]:
@@ -261,6 +261,10 @@ def check_solution(inst: DeltaInstance, sol: DeltaSolution) -> tuple[list[str], 
     tol = REL_TOL * max(1.0, float(t[-1]) if K >= 0 else 1.0)
     if S.shape != (M,) or C.shape != (M,) or K < 0 or np.any(np.diff(t) < -1e-12):
         return bad + ["schedule arrays have the wrong shape or times decrease"], {}
+    vol = np.asarray(sol.vol, float).reshape(-1, 3)
+    if not all(np.all(np.isfinite(a)) for a in (S, C, t, vol)):
+        # NaN compares False with everything: it would pass every check below
+        return bad + ["schedule times, starts, finishes and volumes must be finite"], {}
     if np.any(S < inst.release - tol):
         m = int(np.argmax(inst.release - S))
         bad.append(f"task {m} starts at {S[m]:.6g} before its release {inst.release[m]:.6g}")
@@ -269,7 +273,6 @@ def check_solution(inst: DeltaInstance, sol: DeltaSolution) -> tuple[list[str], 
         if S[b] < C[a] + d - tol:
             bad.append(f"dependency {a}->{b}: start {S[b]:.6g} < finish {C[a]:.6g} + delay {d:.6g}")
             break
-    vol = np.asarray(sol.vol, float).reshape(-1, 3)
     m_i, k_i, w = vol[:, 0].astype(np.int64), vol[:, 1].astype(np.int64), vol[:, 2]
     eps_t = TIME_NOISE * (float(t[-1]) if K >= 1 else 0.0)     # time noise, ms
     v_eps = inst.flows * B * eps_t + 1e-12 * inst.volume        # per task: MB sent in eps_t

@@ -317,21 +317,53 @@ def mip_start(h: IntervalHandles, x, sim) -> dict:
 
 
 def extract_interval(h: IntervalHandles, res: Result) -> DeltaSolution:
-    """Topology and schedule of a solution; S_m/C_m tightened to the active block."""
+    """Topology and schedule of a solution; S_m/C_m tightened to the active block.
+
+    [DECISION] solver tolerance: a solver meets the Big-M rows (15) only up to its tolerance
+    on scaled rows (Gurobi: ~1e-6 x T_up), so a block's end t_{k+1} can exceed the model's
+    C_m and the block-tightened times can miss a release or Eq. (16) by that much. The
+    boundaries are pushed later (never earlier, interval lengths kept) just enough that
+    every release and Eq. (16) holds with the blocks; an exact solution is unchanged.
+    """
     inst = h.inst
     x = np.round(res.value(h.x))
     t = np.maximum.accumulate(np.maximum(res.value(h.t), 0.0))
     t[0] = 0.0
     M = inst.n_tasks
-    S, C = np.zeros(M), np.zeros(M)
-    rows = []
+    blocks = []
     for m in range(M):
         window = range(h.kmin[m] - 1, h.kmax[m])
         ks = [k for k in window if res.value(h.y[m, k]) > 0.5]
         if not ks:   # integrality tolerance: fall back to the intervals that carry volume
             ks = [k for k in window if res.value(h.w[m, k]) > 1e-9 * inst.volume[m]]
-        S[m], C[m] = t[min(ks)], t[max(ks) + 1]
+        blocks.append(ks)
+    first = np.array([min(ks) for ks in blocks])
+    end = np.array([max(ks) + 1 for ks in blocks])      # index of t_{k+1} after the block
+    t = _push_boundaries(inst, t, first, end)
+    S, C = t[first], t[end]
+    rows = []
+    for m, ks in enumerate(blocks):
         ws = np.array([max(res.value(h.w[m, k]), 0.0) for k in ks])
         ws *= inst.volume[m] / ws.sum()
         rows += [(m, k, v) for k, v in zip(ks, ws) if v > 0]
     return DeltaSolution(x, t, np.array(rows, float).reshape(-1, 3), S, C)
+
+
+def _push_boundaries(inst: DeltaInstance, t: np.ndarray, first: np.ndarray,
+                     end: np.ndarray) -> np.ndarray:
+    """Boundaries t' >= t with t'_{k+1} - t'_k >= t_{k+1} - t_k, the least such that every
+    task's first boundary is >= its release and >= t'_{end of each predecessor} + delay
+    (one pass in boundary order; a predecessor ending at or after the successor's first boundary
+    is left as it is)."""
+    need = np.full(len(t), -np.inf)
+    np.maximum.at(need, first, inst.release)
+    by_first: dict[int, list] = {}
+    for a, b, d in inst.deps:
+        by_first.setdefault(int(first[int(b)]), []).append((int(end[int(a)]), d))
+    out = t.copy()
+    shift = 0.0
+    for k in range(len(t)):
+        req = max([need[k]] + [out[j] + d for j, d in by_first.get(k, ()) if j < k])
+        shift = max(shift, req - t[k])
+        out[k] = t[k] + shift
+    return out

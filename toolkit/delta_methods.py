@@ -275,7 +275,7 @@ MARGIN_MAX = 10**6       # window margin, intervals: wider than any K is "no anc
 STEP_MAX = 1e9           # ms; a step above the reference makespan is one slice
 FTS_SLICES_MAX = 10**6   # reference makespan / step: the FTS model has 4 x tasks x slices variables
 POLICY = (Option("policy", str, "maxmin", "simulator rate rule: max-min fair over links and NICs, "
-                 "or link_equal (the paper's Eq. 17)", choices=("maxmin", "link_equal")),)
+                 "or link_equal (the paper's Eq. 17; an error when tasks share a NIC)", choices=("maxmin", "link_equal")),)
 GA_OPTIONS = (
     Option("pop", int, 64, "population size", minimum=2, maximum=POP_MAX),
     Option("generations", int, 5000, "generation cap", minimum=1, maximum=GENERATIONS_MAX),
@@ -291,7 +291,7 @@ INTERVAL_OPTIONS = (
     Option("prune", bool, True, "Algorithm 1 windows: only the kept task-time variables"),
     Option("anchors", bool, True, "anchor the windows at the reference simulation"),
     Option("margin", int, 2, "window margin, intervals", minimum=0, maximum=MARGIN_MAX),
-    Option("k_pad", int, 2, "intervals added to the reference's events", minimum=0,
+    Option("k_pad", int, 2, "intervals added to the reference's events: max(k_pad, 5%)", minimum=0,
            maximum=K_PAD_MAX),
     Option("tighten", bool, True, "spec 2.1 valid inequalities (prune=0 tighten=0: the paper's model)"),
     Option("paper_exact", bool, False, "Eq. 18 as printed (no tails)"),

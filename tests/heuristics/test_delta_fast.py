@@ -129,3 +129,25 @@ def test_parallel_evaluation_gives_the_same_result():
     a = delta_fast(inst, pop=10, stall=4, seed=5)
     b = delta_fast(inst, pop=10, stall=4, seed=5, workers=2)
     assert np.array_equal(a.x, b.x) and a.makespan == b.makespan and a.evaluations == b.evaluations
+
+
+def test_a_link_without_traffic_gets_no_circuit():
+    """Spec 3.4.3: genes only for the active pairs E (1 <= x_e <= X-bar_e). A listed link no
+    task uses was forced to x >= 1, so Pod A (1 port, links to B and C, traffic only to B)
+    got 2 circuits: every individual broke Eq. 5, and so did the GA's answer."""
+    d = {"problem": "delta", "bandwidth": 1.0,
+         "pods": [{"name": p, "ports": 1} for p in "ABC"],
+         "links": [{"name": f"A-{p}", "ends": ["A", p], "incidence": {"A": 1, p: 1}} for p in "BC"],
+         "tasks": [{"src_pod": "A", "dst_pod": "B", "flows": 1, "volume": 1, "src_gpus": [0],
+                    "dst_gpus": [10]}]}
+    inst = instances.from_dict(d)
+    xbar = x_upper_bound(inst, 10.0)
+    assert xbar.tolist() == [1, 0]
+    rng = np.random.default_rng(0)
+    assert feasible_random_init(inst, x_max(inst), rng).tolist() == [1, 0]
+    x, ok = repair_topo(np.array([3.0, 2.0]), inst, x_max(inst), rng)
+    assert ok and x.tolist() == [1, 0]
+    seen = []
+    ga = delta_fast(inst, pop=4, generations=3, stall=2, check=seen.append)
+    assert ga.x.tolist() == [1, 0] and ga.makespan == pytest.approx(1.0)
+    assert all(np.all(inst.incidence @ v <= inst.ports) for v in seen)

@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 import instances
 from heuristics.delta_baselines import BASELINES, traffic_matrix
 from heuristics.delta_nct import critical_chain, evaluate
-from heuristics.delta_sim import compile_graph, critical_path_bound, simulate
+from heuristics.delta_sim import SimulationError, compile_graph, critical_path_bound, simulate
 from instances.delta import DeltaSolution, check_solution, from_job
 from instances.delta_models import TABLE_I
 from tests.heuristics.delta_draw import delta_dag
@@ -88,7 +88,24 @@ def test_nic_sharing_uses_maxmin():
     # two tasks share source GPU 0: each gets B/2 per flow even with ample circuits
     inst = derived([(1, 1, [0], [10]), (1, 1, [0], [11])])
     assert simulate(inst, [4]).makespan == pytest.approx(2)
-    assert simulate(inst, [4], policy="link_equal").makespan == pytest.approx(1)
+    # link_equal (Eq. 17 alone) gave each B: 2B through GPU 0's NIC, a schedule breaking
+    # Eq. 10 (the checker refused it). Spec 3.5: it is defined only without NIC sharing.
+    with pytest.raises(SimulationError, match="NIC"):
+        simulate(inst, [4], policy="link_equal")
+
+
+def test_link_equal_refuses_a_generated_workload_with_nic_sharing():
+    """Async P2P lets a stage's sends overlap (spec 3.5's 'maxmin = link_equal' holds for the
+    blocking mode only): link_equal verified False there, now it says why."""
+    inst = from_job({**TABLE_I["gpt-7b"], "micro_batches": 4, "p2p_mode": "async"})
+    x = BASELINES["sqrt-alloc"](inst)
+    assert not check_solution(inst, simulate(inst, x).solution(x))[0]
+    with pytest.raises(SimulationError, match="NIC"):
+        simulate(inst, x, policy="link_equal")
+    blocking = from_job({**TABLE_I["gpt-7b"], "micro_batches": 4})
+    r = simulate(blocking, x, policy="link_equal")
+    assert r.makespan == pytest.approx(simulate(blocking, x).makespan)
+    assert not check_solution(blocking, r.solution(x))[0]
 
 
 def test_fig1b_peak_demands_under_ideal_network():
@@ -147,6 +164,25 @@ def test_checker_rejects_corrupted_schedules():
         assert any(words in b for b in bad), (words, bad)
 
 
+def test_checker_rejects_non_finite_schedules():
+    """NaN compares False with everything: a NaN start/finish or time passed every check
+    and reported iteration_time 0 (max(q0, nan) = q0)."""
+    inst = derived([(2, 1, [0], [10]), (1, 1, [1], [11])], deps=[(0, 1, 0.5)])
+    good = simulate(inst, [1]).solution([1])
+    nan = np.full(2, np.nan)
+    t_nan = good.times.copy()
+    t_nan[-1] = np.nan
+    vol_inf = good.vol.copy()
+    vol_inf[0, 2] = np.inf
+    for sol in (DeltaSolution(good.x, good.times, good.vol, nan, nan),
+                DeltaSolution(good.x, good.times, good.vol, good.start, good.finish * [1, np.inf]),
+                DeltaSolution(good.x, t_nan, good.vol, good.start, good.finish),
+                DeltaSolution(good.x, good.times, vol_inf, good.start, good.finish),
+                DeltaSolution(np.array([np.nan]), good.times, good.vol, good.start, good.finish)):
+        bad, _ = check_solution(inst, sol)
+        assert any("finite" in b for b in bad), bad
+
+
 @st.composite
 def random_instance(draw):
     return delta_dag(draw)
@@ -158,12 +194,13 @@ def random_instance(draw):
 def test_random_dags_simulate_to_verified_schedules(inst, method, policy):
     x = BASELINES[method](inst)
     assert np.all(inst.incidence @ x <= inst.ports) and np.all(x >= 1)
-    r = simulate(inst, x, policy=policy)
+    try:
+        r = simulate(inst, x, policy=policy)
+    except SimulationError as exc:        # link_equal is undefined with NIC sharing
+        assert policy == "link_equal" and "NIC" in str(exc)
+        return
     bad, m = check_solution(inst, r.solution(x))
-    if policy == "maxmin":
-        assert not bad, bad
-    else:
-        assert not [b for b in bad if "NIC" not in b]   # link_equal ignores NIC sharing by design
+    assert not bad, bad
     assert m["iteration_time"] == pytest.approx(r.makespan)
     assert r.makespan >= critical_path_bound(inst) - 1e-7
     assert np.all(r.start >= inst.release - 1e-9)

@@ -74,6 +74,34 @@ def test_t0_joint_3_topo_4(backend):
         assert not bad and m["iteration_time"] <= expected + 1e-6
 
 
+def test_extraction_absorbs_big_m_row_tolerance():
+    """A solver meets the Big-M rows (15) only up to its tolerance on scaled rows (Gurobi:
+    ConstrVio ~ 1e-6 x T_up): t_{k+1} of a task's last interval could exceed C_m, and the
+    block-tightened finish then broke Eq. (16) (results/delta_milp_solves.csv: gpt-7b N=4
+    verified False). Chain a (V=2) -> 1 ms -> b (V=1) on one circuit: the boundary after
+    a's block is raised by 1e-5 x T_up, shortening the empty gap before b."""
+    inst = instances.from_dict({
+        "problem": "delta", "bandwidth": 1.0, "pods": [{"name": "A", "ports": 1}, {"name": "B", "ports": 1}],
+        "tasks": [{"src_pod": "A", "dst_pod": "B", "flows": 1, "volume": 2, "src_gpus": [0], "dst_gpus": [10]},
+                  {"src_pod": "A", "dst_pod": "B", "flows": 1, "volume": 1, "src_gpus": [1], "dst_gpus": [11]}],
+        "deps": [[0, 1, 1.0]]})
+    model, h, start = setup(inst, "joint")
+    res = solve(model, backend="highs", start=start, mip_gap=0)
+    sol = extract_interval(h, res)
+    assert not check_solution(inst, sol)[0]
+    assert np.allclose(sol.start, [0, 3]) and np.allclose(sol.finish, [2, 4])
+    last = max(k for (m, k), v in h.y.items() if m == 0 and res.value(v) > 0.5)
+    eps = 1e-5 * h.T_up
+    x = res.x.copy()
+    x[h.t.tolist()[last + 1].index] += eps
+    res.x = x
+    bad_sol = extract_interval(h, res)
+    bad, m = check_solution(inst, bad_sol)
+    assert not bad, bad
+    assert m["iteration_time"] == pytest.approx(res.objective, abs=2 * eps)
+    assert np.all(bad_sol.start >= sol.start - 1e-12)              # only later, never earlier
+
+
 @pytest.mark.parametrize("variant", ["joint", "topo"])
 @pytest.mark.parametrize("prune", [False, True])
 def test_fork_equals_enumeration_over_topologies(variant, prune):

@@ -34,8 +34,10 @@ def test_delta_fig9_fig10_fig11_pipelines_on_the_toy(tmp_path, monkeypatch):
         assert all(p.exists() for p in run(quick=True, out_dir=tmp_path))
     fig9 = pd.read_csv(tmp_path / "delta_fig9.csv")
     assert set(fig9.method) == set(figs.DELTA_METHODS) and (fig9.port_ratio <= 1).all()
-    joint = fig9[fig9.method == "delta-joint"].iloc[0]         # stage 2 keeps C <= C* (1 + 1e-6)
-    assert joint.iteration_time <= joint.milp_stage1_objective * (1 + 1e-6) + 1e-6
+    joint = fig9[fig9.method == "delta-joint"].iloc[0]         # stage 2 keeps C <= C* (1 + 1e-6);
+    # the extracted schedule may end later by the solver's row tolerance (~1e-6 x T_up,
+    # models.delta_milp.extract_interval [DECISION] solver tolerance)
+    assert joint.iteration_time <= joint.milp_stage1_objective * (1 + 1e-5)
     fig10 = pd.read_csv(tmp_path / "delta_fig10.csv")
     j = fig10[fig10.method == "delta-joint"].iloc[0]            # more ports never hurt the optimum
     assert j["U_p + freed"] <= j["U_p"] + 1e-4

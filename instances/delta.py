@@ -237,8 +237,8 @@ def makespan_of(inst: DeltaInstance, finish: np.ndarray) -> float:
 def check_solution(inst: DeltaInstance, sol: DeltaSolution) -> tuple[list[str], dict]:
     """Verify a topology and schedule using only the instance data.
 
-    Every number must be finite. Topology: integer, >= 0, port budgets sum_e a_{p,e} x_e <= U_p (x is one value per
-    link, so symmetric). Schedule: every dependency and delay and release time holds,
+    Every number must be finite. Topology: integer, >= 0, port budgets
+    sum_e a_{p,e} x_e <= U_p (x is one value per link, so symmetric). Schedule: every dependency and delay and release time holds,
     every task's volume is delivered inside [S_m, C_m], and in every interval no directed
     link carries more than B x_e and no NIC more than B (per flow, one flow per GPU).
     Tolerances ([DECISION] issue 18): times REL_TOL x max(1, horizon); volumes REL_TOL

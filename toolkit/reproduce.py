@@ -116,7 +116,7 @@ TARGETS: dict[str, Target] = {
     "lumos-reconfig-quality": Target("benchmarks.lumos_reconfig_quality:run",
                                      "LumosCore MDMCF per instance vs the ITV-ILP optimum (ring/job "
                                      "churn, H = 4-16, K = 16-64), speed vs ITV-MCF at 8/16 Pods, "
-                                     "restarts trade-off", "~6 min", "~2 min", "quick"),
+                                     "restarts trade-off", "~3 min", "~2 min", "quick"),
     "lumos-resplit-study": Target("benchmarks.lumos_resplit_study:run",
                                   "LumosCore MDMCF + exact re-splits of 3 and 4 OCSes vs the "
                                   "ITV-ILP optimum, over LNS seeds (a study)", "~2 min", "~15 s"),

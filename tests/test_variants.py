@@ -3,41 +3,13 @@ variant as its own method row; run keys hold only the options a method declares;
 into a folder ranks the earlier rows of its files too."""
 from __future__ import annotations
 
-import csv
-import io
 import json
-import shutil
-from pathlib import Path
 
 import pytest
 
-import solve as cli
+from tests.test_batch_resume import rows, run, two  # noqa: F401 - two: a fixture
 from toolkit import api
 from toolkit.variants import VariantError, parse_variants
-
-ROOT = Path(__file__).resolve().parents[1]
-EX = ROOT / "instances" / "examples"
-
-
-def run(*args, capsys):
-    capsys.readouterr()
-    buf = io.StringIO()
-    code = cli.main([str(a) for a in args], out_stream=buf)
-    return code, buf.getvalue(), capsys.readouterr().err
-
-
-def rows(path):
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
-
-
-@pytest.fixture
-def two(tmp_path):
-    d = tmp_path / "in"
-    d.mkdir()
-    for name in ("worked_example.json", "shifts_n6_s1.json"):
-        shutil.copy(EX / name, d / name)
-    return d
 
 
 def test_labels_are_canonical_and_each_variant_runs_once():

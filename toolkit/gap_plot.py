@@ -1,8 +1,9 @@
-"""gap.png of a gap study (:mod:`toolkit.gap_report`): one row of panels per problem type.
+"""gap.png of a gap study (:mod:`toolkit.gap_report`): one block of panels per problem type
+(two blocks side by side when there are more than two problem types).
 
-Each row: (a) every run's gap to the best bound valid for its instance, per instance;
+Each block: (a) every run's gap to the best bound valid for its instance, per instance;
 (b) the performance profile of the problem's methods over the problem's instances only;
-the legend of the row's methods beside it, outside both axes. Each method row (a method,
+the legend of the block's methods beside them, outside both axes. Each method row (a method,
 or a variant ``milp:slots=2``) keeps one colour and one marker in both panels, and no two
 method rows of the study share both (issue 28: :func:`styles`).
 """
@@ -20,7 +21,7 @@ from models.gap import MIP_RTOL, TIE_RTOL
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
            "#7f7f7f", "#bcbd22", "#17becf")
 MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*", "<", ">", "p", "h")
-ROW_IN = 2.7            # inches per problem row
+ROW_IN = 2.7            # inches per row of problem blocks
 
 CAPTION = ("(a) relative gap of each run's objective to the best bound valid for its instance "
            "(the tightest bound any method proved for the instance, or a solver-proven optimum "
@@ -60,26 +61,34 @@ def figure(recs: list[dict]):
     probs = list(dict.fromkeys(p for p, _ in keys))
     style = styles(keys)
     ratios = profile_ratios(recs)
-    fig = plt.figure(figsize=(13, 1.3 + ROW_IN * len(probs)))
-    height = 1.3 + ROW_IN * len(probs)
-    grid = fig.add_gridspec(len(probs), 3, width_ratios=(3.2, 2.4, 1.5), wspace=0.3,
-                            hspace=0.62, top=1 - 0.35 / height, bottom=1.05 / height,
-                            left=0.06, right=0.99)
-    for row, prob in enumerate(probs):
+    cols = 2 if len(probs) > 2 else 1           # problem blocks side by side
+    rows = -(-len(probs) // cols)
+    tilt = max(len({instance_key(r) for r in recs if r["problem"] == p}) for p in probs) > 3
+    label_in = 0.9 if tilt else 0.0             # room for slanted instance names
+    height = 1.4 + label_in + (ROW_IN + label_in) * rows
+    fig = plt.figure(figsize=(8.2 * cols if cols > 1 or not tilt else 11.0, height))
+    outer = fig.add_gridspec(rows, cols, wspace=0.12, hspace=0.62 + (0.55 if tilt else 0.0),
+                             top=1 - 0.35 / height, bottom=(1.15 + label_in) / height,
+                             left=0.09 / cols, right=0.99)
+    for b, prob in enumerate(probs):
+        grid = outer[b // cols, b % cols].subgridspec(1, 3, width_ratios=(2.5, 2.3, 1.65),
+                                                       wspace=0.42)
         mine = [k for k in keys if k[0] == prob]
         recs_p = [r for r in recs if r["problem"] == prob]
         insts = list(dict.fromkeys(instance_key(r) for r in recs_p))
-        ax_gap, ax_prof = fig.add_subplot(grid[row, 0]), fig.add_subplot(grid[row, 1])
+        ax_gap, ax_prof = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1])
         _gap_panel(ax_gap, prob, mine, recs_p, insts, style)
         _profile_panel(ax_prof, mine, ratios, style, len(insts))
-        ax_leg = fig.add_subplot(grid[row, 2])
+        ax_leg = fig.add_subplot(grid[0, 2])
         ax_leg.axis("off")
         handles = [plt.Line2D([], [], color=style[k][0], marker=style[k][1], lw=1.5, ms=7)
                    for k in mine]
         leg = ax_leg.legend(handles, [k[1] for k in mine], loc="center left", fontsize=8,
                             title=prob, title_fontsize=9, frameon=False, borderaxespad=0)
         leg.get_title().set_fontweight("bold")
-    fig.text(0.06, 0.12 / height, textwrap.fill(CAPTION, 190), fontsize=7.5, va="bottom")
+    wide = fig.get_figwidth() / 8.2
+    fig.text(0.09 / wide, 0.12 / height, textwrap.fill(CAPTION, int(120 * wide)), fontsize=8,
+             va="bottom")
     return fig
 
 
@@ -104,11 +113,11 @@ def _gap_panel(ax, prob, keys, recs, insts, style) -> None:
         ax.text(0.5, 0.5, "no bound valid for these instances", transform=ax.transAxes,
                 ha="center", va="center", fontsize=8, color="0.4")
     ax.set_xlim(-0.6, len(insts) - 0.4)
-    rot = 0 if len(insts) <= 3 else 30
+    rot = 0 if len(insts) <= 3 else 35
     ax.set_xticks(range(len(insts)), [names[i] for i in insts], rotation=rot,
-                  ha="right" if rot else "center", fontsize=7)
+                  ha="right" if rot else "center", rotation_mode="anchor", fontsize=7)
     ax.set_ylabel("gap to best bound (%)", fontsize=8)
-    ax.set_title(f"{prob}: (a) gap to the instance's best bound", fontsize=9, loc="left")
+    ax.set_title(f"{prob}: (a) gap to the best bound", fontsize=9, loc="left")
     ax.tick_params(which="both", labelsize=7)
     ax.grid(alpha=0.3)
 

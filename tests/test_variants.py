@@ -75,7 +75,8 @@ def test_a_variant_overrides_the_shared_option(two, tmp_path, capsys):
     assert code == 0, err
     sets = {r["variant"] or r["method"]: json.loads(r["settings"])["options"]
             for r in rows(out / "records.csv")}
-    assert sets == {"spectra": {"edge_mode": "srem"}, "spectra:edge_mode=supp": {"edge_mode": "supp"}}
+    assert sets == {"spectra": {"edge_mode": "srem"},
+                    "spectra:edge_mode=supp": {"edge_mode": "supp"}}
 
 
 def test_the_run_key_holds_only_options_the_method_declares(two, tmp_path, capsys):

@@ -1,13 +1,13 @@
 """Batch runs: many (instance file, method) tasks, resumable, local processes or Dask.
 
 Each finished task is appended to the CSV at once (flushed and fsynced), so an
-interrupted batch loses nothing finished. Each row carries its ``run_key``: a hash of the
-resolved file path, the file's content, the method (its variant label,
-:mod:`toolkit.variants`) and every setting that changes a result (backend, time limit, MIP
-gap, ``--param``, and the ``--option`` values the method declares: another method's option
-changes nothing here; not ``--threads``, which changes speed, not the problem). A row keyed
-before that rule (every shared option in its key) still counts as done. A rerun skips the tasks whose key has a finished row,
-runs the others, and retries the ones that ended in ``error`` or ``interrupted`` (their
+interrupted batch loses nothing finished. Each row carries its ``run_key``
+(:mod:`toolkit.run_keys`): a hash of the resolved file path, the file's content, the method
+(its variant label, :mod:`toolkit.variants`) and every setting that changes a result
+(backend, time limit, MIP gap, ``--param``, and the ``--option`` values the method
+declares; not ``--threads``, which changes speed, not the problem). A rerun skips the tasks
+whose key has a finished row (also under the key it had before only declared options
+entered keys), runs the others, and retries the ones that ended in ``error`` or ``interrupted`` (their
 row is replaced). A changed setting adds a row beside the old one (the CSV keeps both,
 told apart by ``run_key`` and ``settings``); the batch's table shows the rows of this run.
 Rows written before run keys existed match nothing (rerun), unless the caller passes

@@ -70,8 +70,8 @@ def parse_variant(entry: str) -> Variant:
         key, eq, raw = piece.partition("=")
         key = key.strip()
         if not eq or not key:
-            raise VariantError(f"{entry!r}: expected METHOD{SEP}OPTION=VALUE[{SEP}OPTION=VALUE...], "
-                               f"got {piece!r}")
+            raise VariantError(f"{entry!r}: expected METHOD{SEP}OPTION=VALUE"
+                               f"[{SEP}OPTION=VALUE...], got {piece!r}")
         if key in opts:
             raise VariantError(f"{entry!r}: option {key} given twice")
         owners = [o for m in methods for o in m.options if o.name == key]

@@ -215,10 +215,12 @@ def _keep(folder: Path, f: str, rec: dict, cfg) -> None:
     so a batch into the folder skips it), its record and solution as JSON."""
     from toolkit.batch import CsvSink, file_digest, run_key
     from toolkit.outdir import RECORDS_CSV, write_solution
+    from toolkit.registry import problem
 
     write_solution(folder, rec)
+    declared = {o.name for o in problem(rec["problem"]).methods[rec["method"]].options}
     CsvSink(folder / RECORDS_CSV).append(
-        {**rec, **run_key(Path(f), file_digest(Path(f)), rec["method"], cfg, folder)})
+        {**rec, **run_key(Path(f), file_digest(Path(f)), rec["method"], cfg, folder, declared)})
 
 
 def _interrupted_note(exc, n_left: int) -> None:
@@ -281,14 +283,14 @@ def _run_batch(args, methods, progress: bool):
 
 
 def _method_list(text: str) -> list[str]:
-    """Comma-separated method names, each known to some problem (else bad input)."""
-    from toolkit.registry import method_names
+    """Comma-separated method names or variants (``milp:slots=2``, toolkit.variants), each
+    of a method known to some problem, with options it declares (else bad input)."""
+    from toolkit.variants import VariantError, parse_variants
 
-    names, bad = method_names(text)
-    if bad or not names:
-        raise BadInput(f"--methods: unknown method(s) {', '.join(bad) or '(none given)'} "
-                       f"(see `solve.py list`)")
-    return names
+    try:
+        return [v.label for v in parse_variants(text)]
+    except VariantError as exc:
+        raise BadInput(f"--methods: {exc}") from None
 
 
 def cmd_gap(args) -> int:
@@ -301,18 +303,21 @@ def cmd_gap(args) -> int:
     from toolkit.run import failed
 
     rep, where = _run_batch(args, _method_list(args.methods), progress=True)
-    recs = rank_by_instance([from_row(r) for r in rep.rows])
-    fails = [r for r in recs if failed(r)]
+    recs = rank_by_instance([from_row(r) for r in rep.file_rows])
+    fails = [r for r in map(from_row, rep.rows) if failed(r)]
     code = EXIT_BAD_INPUT if rep.bad_input else EXIT_FAIL if fails else EXIT_OK
     if args.out is not None and recs:               # before the records: a reader that goes early
         written = write_report(recs, args.out)     # must not cost the report
         _note(f"gap report: {', '.join(map(str, written))}; records in {where}")
     _records(code, print_records, [{k: v for k, v in r.items() if k not in KEY_FIELDS}
                                    for r in recs], args.format, list(RANK_FIELDS))
+    earlier = len(rep.file_rows) - len(rep.rows)
     _note(f"gap: {len(rep.ran)} ran" + (f", {rep.skipped_done} already in {where}" if where
                                          else "")
           + f", {len(rep.declined)} declined, {len(rep.bad_input)} bad input, "
-            f"{len(fails)} failed")
+            f"{len(fails)} failed" + (f"; ranked with {earlier} earlier row(s) of these files "
+                                      f"(other methods or variants) from {where}" if earlier
+                                      else ""))
     return code
 
 

@@ -55,7 +55,7 @@ def test_gap_table_numbers_are_the_records(recs, tmp_path):
     assert float(b["vs_best_bound"]) == pytest.approx(0.3 / 1.2)
     assert float(b["vs_best"]) == pytest.approx(0.2)
     md = (tmp_path / "gap.md").read_text()
-    assert "| a.json | a | spectra | milp | optimal | True | 2 | 2 | 2 | 0 | 0 | 1 |" in md
+    assert "| a.json | a | spectra | milp | optimal | True | 2 | - | - | 2 | 2 | 0 | 0 | 1 |" in md
     png = (tmp_path / "gap.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
 

@@ -138,7 +138,8 @@ def batch(paths, methods=None, *, out: str | os.PathLike | None = None, workers:
     """Run every (file, method) pair and return a pandas DataFrame, one row per run.
 
     ``paths`` are instance files or folders (their ``*.json``), one or a list; ``methods``
-    a list of names (or "a,b"), each applied to the files of the problems that have it
+    a list of names or variants (or "a,b"; ``milp:slots=2``: toolkit.variants), each applied
+    to the files of the problems that have it
     (default: each problem's default method). ``out`` is the resumable CSV of
     ``solve.py batch --out`` (default: a temporary file, nothing kept). Skipped files and
     tasks are warned about (BatchWarning) and listed in ``df.attrs["skipped"]``.
@@ -148,7 +149,7 @@ def batch(paths, methods=None, *, out: str | os.PathLike | None = None, workers:
     import pandas as pd
 
     from toolkit.batch import run_batch
-    from toolkit.registry import known_methods, method_names
+    from toolkit.variants import VariantError, parse_variants
 
     if config.get("write_model") is not None:
         raise ConfigError("write_model", "writes one run's models: use solve(), not batch()")
@@ -159,10 +160,10 @@ def batch(paths, methods=None, *, out: str | os.PathLike | None = None, workers:
                 isinstance(methods, (list, tuple)) and all(isinstance(m, str) for m in methods)):
             raise ConfigError("methods", f"must be a list of method names or 'a,b', got "
                               f"{methods!r}")
-        methods, bad = method_names(methods)
-        if bad or not methods:
-            raise ConfigError("methods", f"has unknown method(s) {', '.join(bad) or '(none given)'} "
-                              f"(known: {', '.join(sorted(known_methods()))})")
+        try:
+            methods = [v.label for v in parse_variants(methods)]
+        except VariantError as exc:
+            raise ConfigError("methods", f"has {exc}") from None
     if isinstance(workers, bool) or not (isinstance(workers, numbers.Integral)
                                          and 1 <= workers <= MAX_WORKERS):
         raise ConfigError("workers", f"must be an integer in 1..{MAX_WORKERS}, got {workers!r}")

@@ -1,11 +1,13 @@
 """Batch runs: many (instance file, method) tasks, resumable, local processes or Dask.
 
 Each finished task is appended to the CSV at once (flushed and fsynced), so an
-interrupted batch loses nothing finished. Each row carries its ``run_key``: a hash of the
-resolved file path, the file's content, the method and every setting that changes a
-result (backend, time limit, MIP gap, ``--param``, ``--option``; not ``--threads``, which
-changes speed, not the problem). A rerun skips the tasks whose key has a finished row,
-runs the others, and retries the ones that ended in ``error`` or ``interrupted`` (their
+interrupted batch loses nothing finished. Each row carries its ``run_key``
+(:mod:`toolkit.run_keys`): a hash of the resolved file path, the file's content, the method
+(its variant label, :mod:`toolkit.variants`) and every setting that changes a result
+(backend, time limit, MIP gap, ``--param``, and the ``--option`` values the method
+declares; not ``--threads``, which changes speed, not the problem). A rerun skips the tasks
+whose key has a finished row (also under the key it had before only declared options
+entered keys), runs the others, and retries the ones that ended in ``error`` or ``interrupted`` (their
 row is replaced). A changed setting adds a row beside the old one (the CSV keeps both,
 told apart by ``run_key`` and ``settings``); the batch's table shows the rows of this run.
 Rows written before run keys existed match nothing (rerun), unless the caller passes
@@ -20,7 +22,6 @@ processes ignore Ctrl-C (the parent stops them) and die with their parent, even 
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -34,7 +35,9 @@ from toolkit.batch_pool import cores, run_pool, thread_cap
 from toolkit.io import write_text_atomic
 from toolkit.outdir import RecordsError, null_nonfinite, read_records  # noqa: F401
 from toolkit.registry import RunConfig, problem
-from toolkit.run import CORE_FIELDS, NotApplicable, check_applicable, resolve_method, run_task
+from toolkit.run import CORE_FIELDS, NotApplicable, check_applicable, run_task
+from toolkit.run_keys import KEY_FIELDS, done_key, file_digest, run_key, shown_path  # noqa: F401
+from toolkit.variants import Variant, label, parse_variants
 
 RETRY_STATUSES = ("error", "interrupted")
 
@@ -52,44 +55,10 @@ def instance_files(paths) -> list[Path]:
     return out
 
 
-KEY_FIELDS = ("run_key", "path", "settings")
-
-
-def settings(cfg: RunConfig) -> dict:
-    """The settings that change a result, normalized (60 == 60.0, option 2 == "2")."""
-    num = (lambda v: None if v is None else float(v))
-    return {"backend": cfg.backend, "time_limit": num(cfg.time_limit), "mip_gap": num(cfg.mip_gap),
-            "params": {str(k): str(v) for k, v in sorted(cfg.params.items())},
-            "options": {str(k): str(v) for k, v in sorted(cfg.options.items())}}
-
-
-def file_digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def run_key(path: Path, digest: str, method: str, cfg: RunConfig,
-            base: Path | None = None) -> dict:
-    """The key columns of one task: ``run_key``, the file's ``path``, ``settings`` (JSON).
-
-    ``path`` is resolved, and relative to ``base`` (the CSV's folder) when the file is
-    inside it: a results folder kept with its instances (``results/delta_runs/``) then
-    resumes in any clone, wherever it is checked out."""
-    path = path.resolve()
-    shown = path.as_posix()
-    if base is not None:
-        try:
-            shown = path.relative_to(Path(base).resolve()).as_posix()
-        except ValueError:              # outside the CSV's folder: the absolute path
-            pass
-    sets = json.dumps(settings(cfg), sort_keys=True, separators=(",", ":"))
-    blob = json.dumps([shown, digest, method, sets])
-    return {"run_key": hashlib.sha256(blob.encode()).hexdigest()[:16], "path": shown,
-            "settings": sets}
-
-
 def _path_method(row: dict) -> tuple[str, str]:
-    """A row's (resolved file, method); rows without a ``path`` resolve their ``instance``."""
-    return (row.get("path") or str(Path(row["instance"]).resolve()), row["method"])
+    """A row's (file, method row: its variant label); rows without a ``path`` resolve their
+    ``instance``."""
+    return (row.get("path") or str(Path(row["instance"]).resolve()), label(row))
 
 
 class CsvSink:
@@ -195,11 +164,15 @@ class BatchReport:
     declined: list[str] = field(default_factory=list)
     keys: list = field(default_factory=list)       # every task of this batch: its row's key
     rows: list[dict] = field(default_factory=list)   # their CSV rows, in task order
+    files: list = field(default_factory=list)        # (path column, resolved path) per file
+    # the CSV's rows of these files, one per (file, method row): this batch's, else the
+    # newest (what ``gap`` ranks: earlier runs of other methods and variants too)
+    file_rows: list[dict] = field(default_factory=list)
     other_rows: int = 0     # rows in the CSV for this batch's (file, method) pairs, other settings
     threads: int | None = None      # solver threads per task (workers x threads <= cores)
 
 
-def plan(paths, methods: list[str] | None, cfg: RunConfig, done: dict, report: BatchReport,
+def plan(paths, methods: list[Variant] | None, cfg: RunConfig, done: dict, report: BatchReport,
          keyless: str = "rerun", base: Path | None = None):
     """Validate every file once and list the tasks still to run.
 
@@ -231,20 +204,24 @@ def plan(paths, methods: list[str] | None, cfg: RunConfig, done: dict, report: B
             report.bad_input.append(f"{src}: {type(exc).__name__}: {exc}")
             continue
         prob = problem(inst.problem)
-        names = [m for m in methods if m in prob.methods] if methods else [prob.default_method]
+        report.files.append((shown_path(path, base), str(path.resolve())))
+        names = [v for v in methods if v.method in prob.methods] if methods else \
+            [Variant(prob.default_method)]
         if methods and not names:
             report.declined.append(f"{src}: none of the methods applies to problem {prob.name} "
                                    f"(its methods: {', '.join(prob.methods)})")
-        for name in names:
-            key = run_key(path, digest, name, cfg, base)
-            legacy = ("keyless", str(path.resolve()), name)
-            mine = done.get(key["run_key"], {}).get("method") == name   # not an edited row
-            if mine or (keyless == "keep" and legacy in done):
-                report.keys.append(key["run_key"] if mine else legacy)
+        for v in names:
+            method, vcfg = prob.methods[v.method], v.config(cfg)
+            key = run_key(path, digest, v.label, vcfg, base, {o.name for o in method.options})
+            found = done_key(done, v.label, key["run_key"],
+                              lambda: run_key(path, digest, v.label, vcfg, base)["run_key"])
+            legacy = ("keyless", str(path.resolve()), v.label)
+            if found or (keyless == "keep" and legacy in done):
+                report.keys.append(found or legacy)
                 report.skipped_done += 1
                 continue
             try:
-                check_applicable(inst, resolve_method(prob, name), cfg, src)
+                check_applicable(inst, method, vcfg, src)
             except NotApplicable as exc:
                 report.declined.append(str(exc))
                 continue
@@ -252,23 +229,28 @@ def plan(paths, methods: list[str] | None, cfg: RunConfig, done: dict, report: B
                 report.bad_input.append(f"{src}: field 'option': {exc}")
                 continue
             report.keys.append(key["run_key"])
-            tasks.append((data, src, name, key))
+            tasks.append((data, src, v, key))
     return tasks
 
 
-def _task(data, src, name, cfg, key, solutions=None):
-    """One run; with a ``solutions`` folder the record carries its solution and an
-    infeasible model's IIS goes to that folder (names: :mod:`toolkit.outdir`)."""
+def _task(data, src, variant, cfg, key, solutions=None):
+    """One run of ``variant`` (a Variant, or a method name); with a ``solutions`` folder the
+    record carries its solution and an infeasible model's IIS goes to that folder (names:
+    :mod:`toolkit.outdir`)."""
+    v = variant if isinstance(variant, Variant) else Variant(variant)
+    cfg = v.config(cfg)
     if solutions is not None:
         from dataclasses import replace
 
         from toolkit.outdir import iis_path
 
-        cfg = replace(cfg, iis_path=str(iis_path(solutions, src, name)))
+        cfg = replace(cfg, iis_path=str(iis_path(solutions, src, v.label)))
     try:
-        rec = run_task(data, src, name, cfg, want_solution=solutions is not None)
+        rec = run_task(data, src, v.method, cfg, want_solution=solutions is not None)
     except (InstanceError, NotApplicable) as exc:
-        return {"instance": src, "method": name, "status": "bad_input", "message": str(exc)}
+        return {"instance": src, "method": v.method, "status": "bad_input", "message": str(exc)}
+    if v.options:
+        rec["variant"] = v.label
     rec.update(key)
     return rec
 
@@ -282,6 +264,8 @@ def run_batch(paths, methods, cfg: RunConfig, out: str | Path | None, workers: i
               keyless: str = "rerun", solutions: str | Path | None = None) -> BatchReport:
     """Run every (file, method) task not yet in the CSV ``out``; see the module docstring.
 
+    ``methods``: names or variants (``milp:slots=2``, :mod:`toolkit.variants`; a bad one
+    is a VariantError, an OptionError), None for each problem's default method.
     ``out=None`` keeps the rows in memory (nothing to resume). ``keyless="keep"`` honours
     finished rows written before run keys existed (matched on their file and method); the
     default reruns them. With a ``solutions`` folder each run's record and solution is
@@ -296,13 +280,15 @@ def run_batch(paths, methods, cfg: RunConfig, out: str | Path | None, workers: i
     # the thread cap below is this batch's, not the caller's; each method takes the options
     # it declares, and one that no selected method declares is bad input (OptionError)
     cfg = replace(cfg, options_shared=True)
-    check_shared(cfg.options, selected_methods(methods))
+    variants = parse_variants(methods) if methods is not None else None
+    check_shared(cfg.options, selected_methods(
+        None if variants is None else list(dict.fromkeys(v.method for v in variants))))
     client = dask_client(scheduler) if scheduler is not None else None   # "": refused
     try:
         sink = CsvSink(out)
         report = BatchReport()
         base = None if out is None else Path(out).resolve().parent
-        tasks = plan(paths, methods, cfg, sink.done(), report, keyless, base)
+        tasks = plan(paths, variants, cfg, sink.done(), report, keyless, base)
         if client is not None:
             _cap_threads(cfg, dask_thread_cap(client, cores))
         elif workers > 1 and len(tasks) > 1:
@@ -316,7 +302,25 @@ def run_batch(paths, methods, cfg: RunConfig, out: str | Path | None, workers: i
     report.rows = [by_key[k] for k in report.keys if k in by_key]
     mine = {_path_method(r) for r in report.rows}
     report.other_rows = sum(1 for r in sink.rows if _path_method(r) in mine) - len(report.rows)
+    report.file_rows = _file_rows(sink.rows, report)
     return report
+
+
+def _file_rows(rows: list[dict], report: BatchReport) -> list[dict]:
+    """:attr:`BatchReport.file_rows`: file by file, this batch's rows, then the newest row
+    of each other method row of the file in the CSV (in the CSV's order)."""
+    which = {}
+    for i, (shown, real) in enumerate(report.files):
+        which[shown] = which[real] = i
+    mine = [{label(r): r for r in report.rows if which.get(_path_method(r)[0]) == i}
+            for i in range(len(report.files))]
+    other: list[dict] = [{} for _ in report.files]
+    for r in rows:                           # the CSV's order: the newest last
+        i = which.get(_path_method(r)[0])
+        if i is not None and label(r) not in mine[i]:
+            other[i].pop(label(r), None)
+            other[i][label(r)] = r
+    return [r for i in range(len(report.files)) for r in [*mine[i].values(), *other[i].values()]]
 
 
 def _run(tasks, cfg, workers, client, sink, report, progress, solutions=None) -> None:

@@ -76,7 +76,8 @@ def parser(solve_epilog: str | None = None, description: str | None = None
     p.add_argument("--format", default="table", choices=["table", "json", "csv"])
     p = sub.add_parser("batch", help="resumable batch over files/folders")
     p.add_argument("paths", nargs="+")
-    p.add_argument("--methods", help="comma-separated (default: each problem's default method)")
+    p.add_argument("--methods", help="comma-separated (default: each problem's default method); "
+                   "a variant M:OPT=V[:OPT=V] runs M with its own options as its own method row")
     _workers_args(p)
     _out_arg(p, "results/runs")
     p.add_argument("--no-progress", action="store_true")
@@ -84,7 +85,9 @@ def parser(solve_epilog: str | None = None, description: str | None = None
     p = sub.add_parser("gap", help="gap study: a batch ranked per instance, with a report")
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--methods", required=True,
-                   help="comma-separated; each file runs those of its problem")
+                   help="comma-separated; each file runs those of its problem; a variant "
+                   "M:OPT=V[:OPT=V] (e.g. milp:slots=2) runs M with its own options as its own "
+                   "method row")
     _workers_args(p)
     p.add_argument("--format", default="table", choices=["table", "json", "csv"])
     _out_arg(p, None, "; gap adds gap.md, gap.csv, gap-summary.csv, gap.png")

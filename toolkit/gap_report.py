@@ -3,17 +3,22 @@
     write_report(records, folder)  ->  gap.md, gap.csv, gap-summary.csv, gap.png
 
 The records are those of ``run_task``/``run_batch`` (any problems, any methods); they are
-ranked per instance with :func:`toolkit.rank.rank_records`. The table has one row per
-run: objective, the instance's best objective and best bound (the tightest bound any
-method proved for it), ``vs_best_bound`` (the relative gap of the objective to that bound)
-and ``vs_best``, ``rank``. The summary has one row per method: instances of its problem in
-the study, solved (verified solutions), optimal (solver status optimal, or objective equal
-to the best bound), mean and worst ``vs_best_bound`` over its solved instances, and wins
-(instances where it is best, ties included).
+ranked per instance with :func:`toolkit.rank.rank_records`. A method row is a method, or a
+variant of one (``milp:slots=2``, :mod:`toolkit.variants`): the tables' ``method`` column
+and the plot show its label. The table has one row per run: its objective, its own bound
+and ``bound_scope`` (instance, or model: a bound of the method's restricted model only),
+the instance's best objective and best bound (the tightest bound valid for the instance,
+:mod:`toolkit.rank`), ``vs_best_bound`` (the relative gap of the objective to that bound)
+and ``vs_best``, ``rank``. The summary has one row per method row: instances of its
+problem in the study, solved (verified solutions), optimal (proven for the instance:
+:func:`toolkit.rank.proven_optimal`, or the objective ties the instance's best bound; a
+model proven optimal only for its restricted model is not), mean and worst
+``vs_best_bound`` over its solved instances, and wins (instances where it is best, ties
+within :data:`models.gap.TIE_RTOL` included).
 
 Performance profile (Dolan and More 2002): for method m on instance i the ratio is
 r = objective / best for a minimization, best / objective for a maximization (best: the
-best objective of the study's methods on i), 1 when objective = best; where objectives
+best objective of the study's methods on i), 1 when objective ties best; where objectives
 are not positive, so that a factor means nothing, r = 1 + |objective - best| / |best|
 (inf when best = 0).
 rho_m(tau) is the fraction of the instances of m's problem with r <= tau. A failure (no
@@ -26,10 +31,13 @@ import io
 import math
 from pathlib import Path
 
-from toolkit.rank import rank_records, relaxation
+from models.gap import MIP_RTOL, TIE_RTOL, tied
+from toolkit.rank import bound_scope, proven_optimal, rank_records, rankable, relaxation
+from toolkit.variants import label
 
 TABLE_COLS = ("instance", "name", "problem", "method", "status", "verified", "objective",
-              "best_objective", "best_bound", "vs_best_bound", "vs_best", "rank")
+              "bound", "bound_scope", "best_objective", "best_bound", "vs_best_bound",
+              "vs_best", "rank")
 SUMMARY_COLS = ("problem", "method", "instances", "solved", "optimal", "mean_gap",
                 "worst_gap", "wins")
 FILES = ("gap.md", "gap.csv", "gap-summary.csv", "gap.png")
@@ -51,8 +59,9 @@ def rank_by_instance(recs: list[dict]) -> list[dict]:
 
 
 def gap_rows(recs: list[dict]) -> list[dict]:
-    """One row of TABLE_COLS per (ranked) record."""
-    return [{c: r.get(c) for c in TABLE_COLS} for r in recs]
+    """One row of TABLE_COLS per (ranked) record; ``method`` is its method row's label."""
+    return [{**{c: r.get(c) for c in TABLE_COLS}, "method": label(r),
+             "bound_scope": bound_scope(r)} for r in recs]
 
 
 def _instances_by_problem(recs: list[dict]) -> dict[str, set]:
@@ -62,22 +71,29 @@ def _instances_by_problem(recs: list[dict]) -> dict[str, set]:
     return out
 
 
-def _methods(recs: list[dict]) -> list[tuple[str, str]]:
-    """(problem, method) pairs in order of first appearance."""
-    return list(dict.fromkeys((r["problem"], r["method"]) for r in recs))
+def key_of(rec: dict) -> tuple[str, str]:
+    """A record's (problem, method row label)."""
+    return rec["problem"], label(rec)
+
+
+def method_keys(recs: list[dict]) -> list[tuple[str, str]]:
+    """(problem, method row) pairs, problem by problem, in order of first appearance."""
+    keys = list(dict.fromkeys(map(key_of, recs)))
+    probs = list(dict.fromkeys(p for p, _ in keys))
+    return sorted(keys, key=lambda k: probs.index(k[0]))
 
 
 def _optimal(rec: dict) -> bool:
-    return bool(rec.get("verified")) and (rec.get("status") == "optimal"
-                                          or rec.get("vs_best_bound") == 0)
+    """Optimal for the instance: proven so, or the objective ties the instance's best bound."""
+    return rankable(rec) and (proven_optimal(rec) or rec.get("vs_best_bound") == 0)
 
 
 def method_summary(recs: list[dict]) -> list[dict]:
-    """One row of SUMMARY_COLS per (problem, method) of the ranked records."""
+    """One row of SUMMARY_COLS per (problem, method row) of the ranked records."""
     n_inst = _instances_by_problem(recs)
     rows = []
-    for prob, meth in _methods(recs):
-        mine = [r for r in recs if (r["problem"], r["method"]) == (prob, meth)]
+    for prob, meth in method_keys(recs):
+        mine = [r for r in recs if key_of(r) == (prob, meth)]
         solved = [r for r in mine if r.get("verified") and r.get("objective") is not None]
         gaps = [r["vs_best_bound"] for r in solved if r.get("vs_best_bound") is not None]
         rows.append(dict(problem=prob, method=meth, instances=len(n_inst[prob]),
@@ -89,8 +105,8 @@ def method_summary(recs: list[dict]) -> list[dict]:
 
 
 def ratio(obj: float, best: float, sense: str) -> float:
-    """The performance ratio (>= 1) of ``obj`` to the best objective ``best``."""
-    if obj == best:
+    """The performance ratio (>= 1) of ``obj`` to the best objective ``best`` (1 for a tie)."""
+    if tied(obj, best):
         return 1.0
     if sense == "min" and best > 0 and obj > 0:
         return obj / best
@@ -100,20 +116,20 @@ def ratio(obj: float, best: float, sense: str) -> float:
 
 
 def profile_ratios(recs: list[dict]) -> dict[tuple[str, str], list[float]]:
-    """Per (problem, method) that is not a relaxation: its ratio on every instance of its
+    """Per (problem, method row) that is not a relaxation: its ratio on every instance of its
     problem in the study (inf where it has no ranked solution), in sorted order."""
     from toolkit.registry import problem
 
     n_inst = _instances_by_problem(recs)
     out = {}
-    for prob, meth in _methods(recs):
-        if any(relaxation(r) for r in recs if (r["problem"], r["method"]) == (prob, meth)):
+    for key in method_keys(recs):
+        prob = key[0]
+        if any(relaxation(r) for r in recs if key_of(r) == key):
             continue
         sense = problem(prob).sense
         got = {instance_key(r): ratio(r["objective"], r["best_objective"], sense)
-               for r in recs if (r["problem"], r["method"]) == (prob, meth)
-               and r.get("rank") is not None}
-        out[(prob, meth)] = sorted(got.get(i, math.inf) for i in n_inst[prob])
+               for r in recs if key_of(r) == key and r.get("rank") is not None}
+        out[key] = sorted(got.get(i, math.inf) for i in n_inst[prob])
     return out
 
 
@@ -151,13 +167,19 @@ def markdown(rows: list[dict], summary: list[dict]) -> str:
     return "\n".join([
         "# Gap study", "",
         *_md_table(_short(rows), TABLE_COLS), "",
+        "bound: the run's own bound; bound_scope: instance (it bounds the instance's optimum) "
+        "or model (only the method's restricted model, e.g. spectra milp's T slots). "
         "vs_best_bound: |objective - best_bound| / |objective|, best_bound the tightest bound "
-        "any method proved for the instance; vs_best: relative distance to the best "
-        "objective found; rank 1 is the best (ties share it).", "",
+        "valid for the instance (any method's instance-scope bound, or a solver-proven "
+        "optimum that ties the best objective); vs_best: relative distance to the best "
+        f"objective found; rank 1 is the best. Objectives within {TIE_RTOL:g} relative tie: they "
+        "share a rank, and vs_best is 0 for a tie with the best.", "",
         "## Per method", "",
         *_md_table(summary, SUMMARY_COLS), "",
-        "solved: verified solutions; optimal: solver status optimal or objective = best "
-        "bound; mean/worst gap: vs_best_bound over the solved instances; wins: instances "
+        "solved: verified solutions; optimal: proven optimal for the instance (status "
+        f"optimal with an instance-scope bound within the solver's {MIP_RTOL:g} gap) or objective "
+        "tied with the instance's best bound (optimal only for a restricted model does not "
+        "count); mean/worst gap: vs_best_bound over the solved instances; wins: instances "
         "where the method is best (ties included).", ""])
 
 
@@ -168,59 +190,6 @@ def write_table_csv(rows: list[dict], cols, path: Path) -> None:
     buf = io.StringIO()
     write_csv(rows, buf, cols)
     write_text_atomic(path, buf.getvalue())
-
-
-def _label(key: tuple[str, str], several: bool) -> str:
-    return f"{key[0]}: {key[1]}" if several else key[1]
-
-
-def plot(recs: list[dict], path: Path) -> None:
-    """(a) each run's gap to the instance's best bound; (b) the performance profiles."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import matplotlib.ticker
-
-    pairs = _methods(recs)
-    several = len({p for p, _ in pairs}) > 1
-    insts = list(dict.fromkeys(instance_key(r) for r in recs))
-    names = {instance_key(r): Path(str(r["instance"])).name for r in recs}
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
-    markers = "osD^v<>pPX*h"
-    for j, key in enumerate(pairs):
-        dx = (j - (len(pairs) - 1) / 2) * 0.6 / len(pairs)    # side by side, not on top
-        pts = [(insts.index(instance_key(r)) + dx, 100 * r["vs_best_bound"]) for r in recs
-               if (r["problem"], r["method"]) == key and r.get("vs_best_bound") is not None]
-        if pts:
-            x, y = zip(*pts)
-            ax1.scatter(x, y, marker=markers[j % len(markers)], label=_label(key, several))
-    ax1.set_xticks(range(len(insts)), [names[i] for i in insts], rotation=30, ha="right",
-                   fontsize=7)
-    ax1.set_ylabel("gap to best bound (%)")
-    ax1.set_title("(a) objective vs best bound (0 = proven optimal)")
-    ratios = profile_ratios(recs)
-    finite = [r for rs in ratios.values() for r in rs if math.isfinite(r)]
-    top = max(2.0, 1.05 * max(finite, default=1.0))
-    taus = sorted({1.0, top, *[r for r in finite if r <= top]})
-    for key, rs in ratios.items():
-        ax2.step(taus, performance_profile(rs, taus), where="post", label=_label(key, several))
-    ax2.set_xscale("log")
-    ax2.set_xlim(1.0, top)
-    for axis in (ax2.xaxis.set_major_formatter, ax2.xaxis.set_minor_formatter):
-        axis(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}"))
-    ax2.set_ylim(-0.02, 1.02)
-    ax2.set_xlabel("tau (objective within factor tau of the best)")
-    ax2.set_ylabel("fraction of instances")
-    ax2.set_title("(b) performance profile (a failure is never within tau)")
-    for ax in (ax1, ax2):
-        ax.grid(alpha=0.3)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def write_report(recs: list[dict], folder: str | Path) -> list[Path]:
@@ -235,5 +204,7 @@ def write_report(recs: list[dict], folder: str | Path) -> list[Path]:
     write_text_atomic(md, markdown(rows, summary))
     write_table_csv(rows, TABLE_COLS, tab)
     write_table_csv(summary, SUMMARY_COLS, summ)
+    from toolkit.gap_plot import plot
+
     plot(recs, png)
     return [md, tab, summ, png]

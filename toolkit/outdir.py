@@ -7,7 +7,9 @@
 ``<stem>`` is the instance file's name without ``.json``; ``<hash>`` is the first 8 hex
 digits of the SHA-256 of its resolved path, so two files of the same name in different
 folders never share a solution file, and a rerun of the same file and method replaces
-its own. ``gap`` adds its report (see :mod:`toolkit.gap_report`).
+its own. ``<method>`` is the method, or its variant label with ``:`` written ``+``
+(``milp+slots=2``, :mod:`toolkit.variants`; other characters that a file name should not
+hold as ``_``). ``gap`` adds its report (see :mod:`toolkit.gap_report`).
 """
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ from pathlib import Path
 RECORDS_CSV = "records.csv"
 # columns kept as text when a row is read back (names, paths, keys that may look numeric)
 TEXT_FIELDS = ("instance", "name", "problem", "method", "backend", "status", "message",
-               "backend_reason", "versions", "run_key", "path", "settings", "iis_file")
+               "backend_reason", "versions", "run_key", "path", "settings", "iis_file",
+               "variant", "bound_scope")
 
 
 class OutDirError(ValueError):
@@ -134,10 +137,13 @@ def out_dir(path: str | Path, flag: str = "--out") -> Path:
 
 
 def run_name(instance: str | Path, method: str) -> str:
-    """``<stem>-<hash of the resolved path>.<method>``: one run's file name without suffix."""
+    """``<stem>-<hash of the resolved path>.<method>``: one run's file name without suffix
+    (``method``: a method name or a variant label)."""
+    import re
+
     p = Path(instance)
     digest = hashlib.sha256(str(p.resolve()).encode()).hexdigest()[:8]
-    return f"{p.stem}-{digest}.{method}"
+    return f"{p.stem}-{digest}." + re.sub(r"[^\w.,=+-]", "_", method.replace(":", "+"))
 
 
 def solution_path(folder: str | Path, instance: str | Path, method: str) -> Path:
@@ -194,7 +200,7 @@ def write_solution(folder: str | Path, rec: dict) -> Path | None:
 
     if rec.get("solution") is None:
         return None
-    path = solution_path(folder, rec["instance"], rec["method"])
+    path = solution_path(folder, rec["instance"], rec.get("variant") or rec["method"])
     write_text_atomic(path, json.dumps(json_safe(rec), indent=1, default=json_default,
                                        allow_nan=False) + "\n")
     return path

@@ -82,11 +82,13 @@ def print_records(recs: list[dict], fmt: str, extra: list[str] | None = None, st
 
 def _with_file(recs: list[dict]) -> list[dict]:
     """The records with a ``file`` field for the table: the instance file's name when no
-    two different paths share it, else the path as given."""
+    two different paths share it, else the path as given; ``method`` shows a variant's label
+    (``milp:slots=2``, toolkit.variants)."""
     from toolkit.io import short_names
 
     names = short_names(str(r.get("instance") or "") for r in recs)
-    return [{**r, "file": names[str(r.get("instance") or "")]} for r in recs]
+    return [{**r, "file": names[str(r.get("instance") or "")],
+             "method": r.get("variant") or r.get("method")} for r in recs]
 
 
 def print_by_problem(recs: list[dict]) -> None:

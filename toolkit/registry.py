@@ -73,7 +73,10 @@ class Method:
     options: tuple[Option, ...] = ()                     # its --option declarations
     applicable: Callable[[Any, RunConfig], str | None] | None = None  # reason if not
     # True when the model solves the instance's problem without restriction, so its solver
-    # bound bounds the instance's optimum (not only this model's, e.g. T slots, K intervals)
+    # bound bounds the instance's optimum (not only this model's, e.g. T slots, K intervals):
+    # its record's bound_scope is "instance". An option that restricts such a model (a2a's
+    # d, exact-te's rho < n - 1, placement-ilp's pods_first) makes the method report no
+    # solver bound for that run (toolkit.rank)
     exact: bool = False
     # True when the method may leave the problem's feasible set in a way the problem allows
     # as a comparison only (e.g. a2a baselines that split flows): the problem's analytic
@@ -152,15 +155,6 @@ def selected_methods(names: list[str] | None) -> list[Method]:
 def known_methods() -> set[str]:
     """Every method name of every problem."""
     return {m for p in problems().values() for m in p.methods}
-
-
-def method_names(names) -> tuple[list[str], list[str]]:
-    """``names`` (a comma-separated string or a list) as a list, and those of them no
-    problem has as a method (batch, gap: ``--methods``; the library's ``batch``)."""
-    if isinstance(names, str):
-        names = [m.strip() for m in names.split(",") if m.strip()]
-    known = known_methods()
-    return list(names), [m for m in names if m not in known]
 
 
 def problem(name: str) -> Problem:

@@ -13,6 +13,7 @@ import instances
 from instances.errors import InstanceError
 from models import interrupt
 from models.gap import relative_gap
+from toolkit.rank import scope
 from toolkit.registry import OptionError, RunConfig, preload, problem
 from toolkit.versions import versions_text
 
@@ -165,6 +166,8 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
         rec["problem_bound"] = res.bound if analytic is None else better(analytic, res.bound)
     if analytic is not None and not method.relaxation:
         rec["bound"] = analytic if rec["bound"] is None else better(rec["bound"], analytic)
+    # "instance": ``bound`` bounds the instance's optimum; "model": only the method's model
+    rec["bound_scope"] = scope(rec["bound"], rec["problem_bound"])
     rec["gap"] = relative_gap(rec["objective"], rec["bound"])
     if interrupt.requested() or rec["status"] == "interrupted":
         _interrupted(rec)

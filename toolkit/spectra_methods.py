@@ -285,7 +285,7 @@ register_problem(Problem(
         Method("milp-matchings", "model", run_milp_matchings,
                "exact min-makespan MILP over the maximal matchings of supp(D) with line cuts "
                "(not in the paper; no slot limit, proves OPT), MIP start from Spectra",
-               MATCHING_OPTIONS, applicable=matchings_applicable),
+               MATCHING_OPTIONS, applicable=matchings_applicable, exact=True),
     ]},
     default_method="spectra",
     bound=lambda inst: lower_bound(inst.demand, inst.switches, inst.delay),

@@ -1,17 +1,34 @@
 """Registry of ``solve.py reproduce`` targets: each regenerates one table or figure.
 
 A target names a ``"module:function"``; the function takes ``(quick: bool, out_dir: Path)``
-and returns the paths it wrote. Each target also says how long it takes on 2 cores, in full
-and with ``--quick`` (``solve.py list`` prints it): wall times of the whole command, from
-the runs recorded in results/ or timed on the shared 2-core machine (load 3-5), except
-those marked estimated (extrapolated from recorded runs, e.g. the full DELTA figures from
-their ``--quick`` runs at a 10x time limit; not run in full).
+and returns a ``benchmarks.common.Report``: the paths it wrote (a list) and its headline
+table (the paper's value beside ours), which ``reproduce`` prints on stdout. Each target
+also says how long it takes on 2 cores, in full and with ``--quick`` (``solve.py list`` and
+``reproduce --help`` print it): wall times of the whole command, from the runs recorded in
+results/ or timed on the shared 2-core machine (load 3-5), except those marked estimated
+(extrapolated from recorded runs, e.g. the full DELTA figures from their ``--quick`` runs
+at a 10x time limit; not run in full).
+
+Where a run writes (issue 28): a full run into ``results/``, a ``--quick`` run into
+``results/quick/`` (gitignored), or either into ``--out DIR``; every cache a target keeps
+(``lumos_runs/``, ``delta_runs/``, ``spectra_runs/``) lives under that folder too, so a
+quick run never touches ``results/``. [DECISION] A quick run refuses a folder whose report
+of the same target is a full run's (its "Regenerate" command has no ``--quick``): a full
+result is never replaced by a quick one, whatever ``--out`` says.
 """
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
+
+RESULTS = Path("results")           # a full run's folder (relative to the working folder)
+QUICK = RESULTS / "quick"           # a --quick run's folder
+
+
+class ReproduceError(ValueError):
+    """A reproduce request refused before anything runs (one line naming the file)."""
 
 
 @dataclass(frozen=True)
@@ -141,15 +158,72 @@ TARGETS: dict[str, Target] = {
 }
 
 
-def run_target(name: str, quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def default_out(quick: bool) -> Path:
+    """Where a run writes without ``--out``: results/, or results/quick/ with ``--quick``
+    (also for a target without a quick variant, which then runs in full: the user asked
+    for a run that leaves results/ alone)."""
+    return QUICK if quick else RESULTS
+
+
+def target_lines() -> list[str]:
+    """The targets with their full and quick times, one line each (``list`` and
+    ``reproduce --help``)."""
+    return [f"  {t:<22} {tg.time_text('full'):<13} {tg.time_text('quick'):<15} {tg.doc}"
+            for t, tg in TARGETS.items()] + \
+        ["  ('-': no --quick variant; (est.): estimated from recorded runs, not timed)"]
+
+
+def report_path(name: str, out_dir: Path) -> Path:
+    """The Markdown report target ``name`` writes in ``out_dir`` (``a2a-fig13`` ->
+    ``a2a_fig13.md``)."""
+    return out_dir / (name.replace("-", "_") + ".md")
+
+
+_CMD = re.compile(r"`python solve\.py reproduce (\S+?)((?: [^`]*)?)`")
+
+
+def holds_full_run(name: str, out_dir: Path) -> Path | None:
+    """``out_dir``'s report of ``name`` when a full run wrote it: the first
+    ``python solve.py reproduce NAME ...`` command in its opening lines has no ``--quick``.
+    None when there is no report or it is a quick run's."""
+    path = report_path(name, out_dir)
+    try:
+        head = path.read_text(errors="replace").splitlines()[:8]
+    except OSError:
+        return None
+    for line in head:
+        for target, rest in _CMD.findall(line):
+            if target == name:
+                return None if "--quick" in rest.split() else path
+    return None
+
+
+def run_target(name: str, quick: bool = False, out_dir: Path | None = None):
+    """Run target ``name`` into ``out_dir`` (default :func:`default_out`); returns its
+    ``Report`` (paths written, headline). KeyError for an unknown target, ReproduceError
+    when a quick run would replace a full run's report."""
     if name not in TARGETS:
         raise KeyError(f"unknown reproduce target {name!r} (known: {', '.join(TARGETS)})")
     target = TARGETS[name]
+    out_dir = default_out(quick) if out_dir is None else Path(out_dir)
     if quick and target.quick is None:
         from toolkit.progress import note
 
         note(f"note: reproduce {name} has no --quick variant; running it in full ({target.full})")
         quick = False
+    full = holds_full_run(name, out_dir) if quick else None
+    if full is not None:
+        raise ReproduceError(
+            f"--out {out_dir.as_posix()}: {full.as_posix()} holds a full run of {name}; a "
+            f"--quick run never replaces it (leave out --out to write to "
+            f"{QUICK.as_posix()}/, or name another folder)")
     mod, fn = target.entry.split(":")
     out_dir.mkdir(parents=True, exist_ok=True)
     return getattr(importlib.import_module(mod), fn)(quick=quick, out_dir=out_dir)
+
+
+def target_of(module_file: str, function: str) -> str | None:
+    """The target whose entry is ``benchmarks.<file stem>:<function>`` (a benchmark script
+    run directly, where its module is ``__main__``)."""
+    entry = f"benchmarks.{Path(module_file).stem}:{function}"
+    return next((t for t, tg in TARGETS.items() if tg.entry == entry), None)

@@ -36,7 +36,7 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> Report:
     loads = lambda s: ", ".join(f"{sum(inst.delay + a for _, a in sw):.4g}" for sw in s.switches)
     pieces = lambda s: "; ".join(f"switch {h + 1}: " + " + ".join(f"{a:.4g}" for _, a in sw)
                                  for h, sw in enumerate(s.switches))
-    rows = [     # the paper's values: Figs. 3 (weights) and 4 (a: LPT, b: Equalize), Sec. II
+    rows = [     # the paper's values: Figs. 3 (weights) and 4 (a: LPT, b: Equalize), Sec. III-A
         ("Decompose weights (Fig. 3)", "0.61, 0.3, 0.1", ", ".join(f"{a:.4g}" for a in dec.alphas)),
         ("LPT loads (Fig. 4a)", "0.62, 0.42", loads(lpt)),
         ("LPT makespan (Fig. 4a)", "0.62", f"{makespan(lpt, inst.delay):.4g}"),
@@ -59,5 +59,5 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> Report:
           "passed the independent checker.", "", md_table(table)]
     path = out_dir / "spectra_example.md"
     write_text_atomic(path, "\n".join(md) + "\n")
-    return Report([path], headline("Spectra worked example (paper: Figs. 2-4, Sec. II), "
+    return Report([path], headline("Spectra worked example (paper: Figs. 2-4, Sec. III-A), "
                                    "s = 2, delta = 0.01", table))

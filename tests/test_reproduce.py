@@ -159,3 +159,20 @@ def test_a_benchmark_script_prints_the_headline_and_names_its_files_on_stderr(tm
     assert f"wrote {tmp_path / 'lumos_table1.md'}" in p.stderr and str(tmp_path) not in p.stdout
     assert f"reproduce lumos-table1 --out {tmp_path.as_posix()}`" in \
         (tmp_path / "lumos_table1.md").read_text()
+
+
+def test_delta_milp_headline_puts_the_papers_claims_beside_the_solves():
+    from benchmarks.delta_milp import claims
+
+    solves = pd.DataFrame([
+        dict(case="gpt-7b N=2", method="interval (DELTA-Joint)", prune=True, hot_start=True,
+             tighten=True, status="optimal", solve_s=3.2),
+        dict(case="gpt-7b N=2", method="interval (DELTA-Joint)", prune=False, hot_start=True,
+             tighten=False, status="optimal", solve_s=9.0),
+        dict(case="gpt-7b N=2", method="fixed step 0.25 ms", prune=False, hot_start=False,
+             tighten=False, status="time_limit", solve_s=120.0)])
+    t = claims({"gpt-7b": 1.79}, {"gpt-7b": 0.81}, solves).set_index("claim")
+    assert list(t.ours) == ["gpt-7b 1.79", "gpt-7b 0.81", "gpt-7b N=2: optimal in 3 s",
+                            "gpt-7b N=2: time_limit in 120 s"]
+    assert list(t.paper) == ["O(|M|^2): 2", "O(|M|): 1", '"within minutes"',
+                             '"tens of hours" at 0.1 ms']

@@ -6,7 +6,7 @@
     python solve.py batch PATH... [--methods M1,M2] [--workers N] [--scheduler ADDR] [--out DIR]
     python solve.py gap PATH... --methods M1,M2 [--workers N] [--out DIR]
     python solve.py generate PROBLEM [--param value ...] -o FILE
-    python solve.py reproduce TARGET [--quick]
+    python solve.py reproduce TARGET [--quick] [--out DIR]
 
 Exit codes: 0 ok, 2 bad input (the message names the file and field), 1 solver or
 internal failure (including a solution the checker rejects), 130 interrupted (Ctrl-C: the
@@ -106,7 +106,7 @@ def cmd_list(args) -> int:
     from toolkit.budget import DEFAULT_TIME_LIMIT
     from toolkit.options import option_lines
     from toolkit.registry import problems
-    from toolkit.reproduce import TARGETS
+    from toolkit.reproduce import target_lines
 
     out("problems and methods:")
     out(f"  (under each method its --option NAME=VALUE: name (type, default, range): help; "
@@ -123,9 +123,8 @@ def cmd_list(args) -> int:
     for name, text in licence_summary().items():
         out(f"  {name:<7} {text}")
     out("reproduce targets (about how long on 2 cores: full run, then with --quick):")
-    for t, tg in TARGETS.items():
-        out(f"  {t:<18} {tg.time_text('full'):<13} {tg.time_text('quick'):<13} {tg.doc}")
-    out("  ('-': no --quick variant; (est.): estimated from recorded runs, not timed)")
+    for line in target_lines():
+        out(line)
     return EXIT_OK
 
 
@@ -368,16 +367,19 @@ def cmd_generate(args, rest) -> int:
 
 
 def cmd_reproduce(args) -> int:
-    from toolkit.reproduce import TARGETS, run_target
+    """Run one target: the files it wrote on stderr, then its headline table on stdout."""
+    from toolkit.reproduce import TARGETS, ReproduceError, default_out, run_target
 
-    if args.target in TARGETS:
-        _out_folder(args.out_dir, "--out-dir")
+    if args.target not in TARGETS:
+        raise BadInput(f"unknown reproduce target {args.target!r} (known: {', '.join(TARGETS)})")
+    folder = _out_folder(default_out(args.quick) if args.out is None else args.out)
     try:
-        written = run_target(args.target, quick=args.quick, out_dir=Path(args.out_dir))
-    except KeyError as exc:
-        raise BadInput(str(exc.args[0]))
-    for p in written:
-        out(str(p))
+        report = run_target(args.target, quick=args.quick, out_dir=folder)
+    except ReproduceError as exc:
+        raise BadInput(str(exc)) from None
+    for p in report:
+        _note(f"wrote {p}")
+    out(report.headline)
     return EXIT_OK
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.common import machine, md_table, write_report
+from benchmarks.common import headline, machine, md_table, reproduce_cmd, write_report
 from heuristics.a2a_baselines import BASELINES
 from heuristics.a2a_rdc import FAMILIES, family_candidates, k1_candidate, k1_curve
 from heuristics.a2a_relabel import relabel
@@ -151,14 +151,24 @@ def _breakdown(summ: pd.DataFrame, key: str) -> str:
                      for v, g in summ.groupby(key))
 
 
-def _md(title, cmd, quick, summ, paper_avg, notes, seeds):
-    return [f"# {title}", "", f"Regenerate: `{cmd}{' --quick' if quick else ''}` "
-            f"(seeds {list(seeds)} for Random/Zipf). Machine: {machine()}.", "",
-            __doc__.split("\n\n")[1].replace("\n", " "), "",
-            "| quantity | paper | ours (analytic) | ours (chunk-sim) |", "|---|---|---|---|",
-            f"| average reduction vs the best baseline at R* | {paper_avg} | "
-            f"{100 * summ.reduction.mean():.2f}% | {100 * summ.sim_reduction.mean():.2f}% |", "",
-            md_table(summ), ""] + notes
+def _claim(summ: pd.DataFrame, paper_avg: str) -> pd.DataFrame:
+    """The paper's average reduction beside ours (analytic and chunk-sim), from ``summ``."""
+    return pd.DataFrame([("average reduction vs the best baseline at R*", paper_avg,
+                          f"{100 * summ.reduction.mean():.2f}%",
+                          f"{100 * summ.sim_reduction.mean():.2f}%")],
+                        columns=["quantity", "paper", "ours (analytic)", "ours (chunk-sim)"])
+
+
+def _report(out_dir, fig, title, quick, summ, paper_avg, notes, seeds, tables):
+    """Write a2a_<fig>.md (its claim table first) and the CSVs; the claim is the headline."""
+    claim = _claim(summ, paper_avg)
+    md = [f"# {title}", "", f"Regenerate: `{reproduce_cmd(f'a2a-{fig}', quick, out_dir)}` "
+          f"(seeds {list(seeds)} for Random/Zipf). Machine: {machine()}.", "",
+          __doc__.split("\n\n")[1].replace("\n", " "), "",
+          md_table(claim), "", md_table(summ), ""] + notes
+    return write_report(out_dir, f"a2a_{fig}", md, tables, headline(
+        f"{title}, seeds {list(seeds)} (paper: its text on {fig.replace('fig', 'Fig. ')})",
+        claim))
 
 
 def run_fig11(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
@@ -181,9 +191,9 @@ def run_fig11(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
              "seconds). Differences from the paper: htsim is replaced by the spec 5.4 chunk simulator, "
              "the baselines are the spec 4.2 reconstructions, R* comes from our R grid, and the "
              "reduction is averaged over our seeds; the paper's bar heights are not given in the text.", ""]
-    md = _md("a2a Fig. 11: completion time across n, k and workloads (32 MB flows)",
-             "python solve.py reproduce a2a-fig11", quick, summ, "39.66%", notes, seeds)
-    return write_report(out_dir, "a2a_fig11", md, {"a2a_fig11.csv": df, "a2a_fig11_summary.csv": summ})
+    return _report(out_dir, "fig11", "a2a Fig. 11: completion time across n, k and workloads "
+                   "(32 MB flows)", quick, summ, "39.66%", notes, seeds,
+                   {"a2a_fig11.csv": df, "a2a_fig11_summary.csv": summ})
 
 
 def run_fig12(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
@@ -201,9 +211,9 @@ def run_fig12(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
              "chunk-sim reduction can show a size trend. "
              "Chunk-sim reduction from 8 to 64 MB per (k, workload): " + trend + ".", "",
              "Bars in a2a_fig12.csv.", ""]
-    md = _md("a2a Fig. 12: completion time across flow sizes (n = 16)",
-             "python solve.py reproduce a2a-fig12", quick, summ, "47.35%", notes, seeds)
-    return write_report(out_dir, "a2a_fig12", md, {"a2a_fig12.csv": df, "a2a_fig12_summary.csv": summ})
+    return _report(out_dir, "fig12", "a2a Fig. 12: completion time across flow sizes (n = 16)",
+                   quick, summ, "47.35%", notes, seeds,
+                   {"a2a_fig12.csv": df, "a2a_fig12_summary.csv": summ})
 
 
 def run_fig14(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
@@ -246,12 +256,20 @@ def run_fig14(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
              "chosen on the R grid is built and verified by the independent checker, and its d (d_eff) "
              "and cost are the checker's; the baselines are verified once. All methods and R in "
              "a2a_fig14.csv, plot a2a_fig14.png.", ""]
+    claims = pd.DataFrame(
+        [("chosen d non-increasing in R, every panel", "\"as R increases, the selected d "
+          "decreases\"", str(mono))] +
+        [(f"smallest R choosing d = 1 (static), n={a}, {b:g} MB, k={c}", "earlier for k = 2, "
+          "smaller flows, smaller n", f"{v:.2g} s") for (a, b, c), v in static_at.items()],
+        columns=["claim", "paper", "ours"])
     md = ["# a2a Fig. 14: chosen d and completion time vs R (Random workload)", "",
-          f"Regenerate: `python solve.py reproduce a2a-fig14{' --quick' if quick else ''}`. "
+          f"Regenerate: `{reproduce_cmd('a2a-fig14', quick, out_dir)}`. "
           f"Machine: {machine()}.", "", md_table(piv), ""] + notes
-    paths = write_report(out_dir, "a2a_fig14", md, {"a2a_fig14.csv": df})
-    paths.append(_plot14(df, out_dir))
-    return paths
+    report = write_report(out_dir, "a2a_fig14", md, {"a2a_fig14.csv": df}, headline(
+        "a2a Fig. 14: chosen d vs the reconfiguration delay R, Random workload (paper: its "
+        "text on Fig. 14)", claims))
+    report.append(_plot14(df, out_dir))
+    return report
 
 
 def _plot14(df, out_dir: Path) -> Path:

@@ -39,8 +39,39 @@ def md_table(df: pd.DataFrame, floatfmt: str = ".4g") -> str:
     return "\n".join(lines)
 
 
-def write_report(out_dir: Path, name: str, md_lines: list[str], tables: dict) -> list[Path]:
-    """Write ``<name>.md`` and one CSV per table (``{csv file name: DataFrame}``) atomically."""
+class Report(list):
+    """What a reproduce target returns: the paths it wrote, in order (it is that list),
+    and ``headline``, its summary table in Markdown with a title line: the paper's value
+    beside ours wherever the paper gives one, built from the rows the run just computed.
+    ``solve.py reproduce`` prints the headline on stdout and the paths on stderr."""
+
+    def __init__(self, paths=(), headline: str = ""):
+        super().__init__(paths)
+        self.headline = headline
+
+
+def headline(title: str, table, floatfmt: str = ".4g") -> str:
+    """A headline: ``title``, a blank line, then ``table`` (a DataFrame, rendered by
+    :func:`md_table`, or the lines of a Markdown table)."""
+    body = md_table(table, floatfmt) if isinstance(table, pd.DataFrame) else "\n".join(table)
+    return f"{title}\n\n{body}"
+
+
+def reproduce_cmd(target: str, quick: bool, out_dir: Path) -> str:
+    """The command that writes this report where it is: ``python solve.py reproduce
+    TARGET [--quick] [--out DIR]``, ``--out`` only where DIR is not the run's default
+    (results/, or results/quick/ with --quick)."""
+    from toolkit.reproduce import default_out
+
+    cmd = f"python solve.py reproduce {target}" + (" --quick" if quick else "")
+    out_dir = Path(out_dir)
+    return cmd if out_dir == default_out(quick) else f"{cmd} --out {out_dir.as_posix()}"
+
+
+def write_report(out_dir: Path, name: str, md_lines: list[str], tables: dict,
+                 head: str = "") -> Report:
+    """Write ``<name>.md`` and one CSV per table (``{csv file name: DataFrame}``) atomically;
+    the Report carries ``head`` (:func:`headline`)."""
     from toolkit.io import write_text_atomic
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -48,17 +79,30 @@ def write_report(out_dir: Path, name: str, md_lines: list[str], tables: dict) ->
     for path, df in zip(paths[1:], tables.values()):
         write_text_atomic(path, df.to_csv(index=False))
     write_text_atomic(paths[0], "\n".join(md_lines))
-    return paths
+    return Report(paths, head)
 
 
 def main(run, doc: str) -> None:
-    """The command line every benchmark script shares: [--quick] [--out-dir DIR]."""
+    """The command line every benchmark script shares: [--quick] [--out DIR], the same as
+    ``solve.py reproduce TARGET`` (same default folders and refusals; headline on stdout,
+    the files written on stderr)."""
+    from toolkit.reproduce import ReproduceError, run_target, target_of
+
     ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--out-dir", default="results")
+    ap.add_argument("--out", metavar="DIR",
+                    help="folder (default results/, with --quick results/quick/)")
     a = ap.parse_args()
-    for p in run(a.quick, Path(a.out_dir)):
-        print(p)
+    target = target_of(sys.modules[run.__module__].__file__, run.__name__)
+    if target is None:
+        ap.error(f"{run.__name__} is no reproduce target")
+    try:
+        report = run_target(target, a.quick, None if a.out is None else Path(a.out))
+    except ReproduceError as exc:
+        ap.exit(2, f"error: {exc}\n")
+    for p in report:
+        print(f"wrote {p}", file=sys.stderr)
+    print(report.headline)
 
 
 def runs_solvers(df: pd.DataFrame) -> str:

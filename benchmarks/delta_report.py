@@ -110,6 +110,31 @@ def convergence_table(df: pd.DataFrame) -> pd.DataFrame:
     return conv
 
 
+# paper: Fig. 11's text: the maximum convergence times (s) and HotStart's mean saving over Joint
+FIG11_PAPER = {"megatron-462b": {"delta-topo": "896 s", "delta-joint": "928 s",
+                                 "delta-joint-hotstart": "358 s", "hotstart_saving": "50.4%"},
+               "deepseek-671b": {"delta-topo": "2020 s", "delta-joint": "1526 s",
+                                 "delta-joint-hotstart": "637 s", "hotstart_saving": "72.7%"}}
+
+
+def fig11_claims(conv: pd.DataFrame) -> pd.DataFrame:
+    """Per model and quantity of FIG11_PAPER: the paper's value beside ours (the maximum
+    convergence time over the run's micro-batch counts; the mean saving)."""
+    rows = []
+    for model, paper in FIG11_PAPER.items():
+        t = conv[conv.model == model]
+        for col, value in paper.items():
+            if col not in t or not len(t):
+                ours = "-"
+            elif col == "hotstart_saving":
+                ours = f"{100 * t[col].mean():.1f}%"
+            else:
+                ours = f"{t[col].max():.4g} s"
+            rows.append(dict(model=model, quantity="mean saving" if col == "hotstart_saving"
+                             else f"{col} max convergence", paper=value, ours=ours))
+    return pd.DataFrame(rows)
+
+
 def bars_plot(table, col, label, path):
     import matplotlib
 

@@ -14,8 +14,8 @@
   JRT (worst 91.9 %), Clos +1.3 %.
 
 Every run is one (architecture, reconfiguration method, size, seed) simulation; its job
-records go to ``results/lumos_runs/<target>/`` and a rerun skips the runs already there
-(resume). The same job list (same seed) runs on every architecture of one size.
+records go to ``<out>/lumos_runs/<target>/`` (``<out>``: results/, results/quick/ with
+--quick) and a rerun skips the runs already there (resume). The same job list (same seed) runs on every architecture of one size.
 Run: python solve.py reproduce lumos-jct-scale|lumos-jct-ilp [--quick]
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.common import machine, main, md_table, write_report
+from benchmarks.common import headline, machine, main, md_table, reproduce_cmd, write_report
 from benchmarks.lumos_common import plot
 
 SCALE_ARCHS = ("best", "lumos-51.2T-tau2", "lumos-51.2T-tau1", "lumos-25.6T-tau1",
@@ -36,7 +36,7 @@ ILP_RUNS = (("best", None), ("lumos-51.2T-tau1", "itv-mdmcf"), ("lumos-51.2T-tau
             ("uniform-51.2T-tau1", "uniform-ilp"), ("clos-51.2T-3tier", None))
 LARGE_ALPHA = 0.5      # larger jobs (mean 128 GPUs instead of 36) for the queueing regime
 PAPER_SCALE = {"4096 JRT vs clos-25.6T-3tier": -5.06, "4096 JCT vs clos-25.6T-3tier": -16.1,
-               "16384 JCT vs Clos (best of)": -34.1}
+               "16384 JCT vs Clos (best of)": -34.1}     # [002] Sec. 6, text on Fig. 8(a), (c)
 
 
 def simulate(arch: str, gpus: int, reconfig: str | None, n_jobs: int, rho: float, seed: int,
@@ -125,7 +125,7 @@ def run_scale(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
                                                for a in SCALE_ARCHS])], ignore_index=True)
         big_summ = _summary(big, ["gpus", "arch"])
         big_gaps = seed_gaps(big, PAIRS)
-    cmd = "python solve.py reproduce lumos-jct-scale" + (" --quick" if quick else "")
+    cmd = reproduce_cmd("lumos-jct-scale", quick, out_dir)
     png = plot(out_dir / "lumos_jct_scale.png",
                {a: (summ[summ.arch == a].gpus, summ[summ.arch == a].avg_jct_s / 3600)
                 for a in SCALE_ARCHS}, "GPUs", "Avg.JCT (h)")
@@ -149,7 +149,39 @@ def run_scale(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
                md_table(big_summ, ".4g"), "", md_table(big_gaps, ".3g"), ""]
         tables.update({"lumos_jct_scale_large.csv": big_summ,
                        "lumos_jct_scale_large_gaps.csv": big_gaps})
-    return write_report(out_dir, "lumos_jct_scale", md, tables) + [png]
+    report = write_report(out_dir, "lumos_jct_scale", md, tables, headline(
+        f"LumosCore vs Clos, {n_jobs} jobs, seeds {list(seeds)}: Avg.JRT and Avg.JCT gaps (paper: "
+        "[002] Sec. 6, its text on Fig. 8(a), (c))", scale_claims(summ)))
+    report.append(png)
+    return report
+
+
+def _at(summ: pd.DataFrame, gpus: int) -> tuple[pd.DataFrame, str]:
+    """The rows at ``gpus``, else at the largest size run (a quick run), and a label."""
+    if (summ.gpus == gpus).any():
+        return summ[summ.gpus == gpus], f"{gpus}"
+    big = summ.gpus.max()
+    return summ[summ.gpus == big], f"{big} (not {gpus}: not run)"
+
+
+def scale_claims(summ: pd.DataFrame) -> pd.DataFrame:
+    """[002]'s numbers (PAPER_SCALE) beside ours, from run_scale's per-size table."""
+    rows = []
+    for (what, col), key in zip((("Avg.JRT", "jrt_vs_clos25_3t_pct"),
+                                 ("Avg.JCT", "jct_vs_clos25_3t_pct")), PAPER_SCALE):
+        t, at = _at(summ, 4096)
+        v = t[t.arch == "lumos-25.6T-tau1"][col]
+        rows.append((f"{what}, LumosCore(25.6T, tau=1) vs Clos(25.6T, 3-tier)", at,
+                     f"{PAPER_SCALE[key]:+.2f}%", f"{v.iloc[0]:+.2f}%" if len(v) else "-"))
+    t, at = _at(summ, 16384)
+    jct = t.set_index("arch").avg_jct_s
+    pairs = [(a, b) for a in jct.index if a.startswith("lumos") for b in jct.index
+             if b.startswith("clos")]
+    a, b = min(pairs, key=lambda p: jct[p[0]] / jct[p[1]]) if pairs else ("-", "-")
+    rows.append(("Avg.JCT, LumosCore vs Clos, largest reduction", at,
+                 f"{PAPER_SCALE['16384 JCT vs Clos (best of)']:+.1f}%",
+                 f"{100 * (jct[a] / jct[b] - 1):+.2f}% ({a} vs {b})" if pairs else "-"))
+    return pd.DataFrame(rows, columns=["claim", "gpus", "paper", "ours"])
 
 
 PAIRS = (("lumos-25.6T-tau1", "clos-25.6T-3tier"), ("lumos-25.6T-tau1", "clos-25.6T-4tier"),
@@ -263,7 +295,7 @@ def run_ilp(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
     df["alpha"] = df.get("alpha", pd.Series(1.0, index=df.index)).fillna(1.0)
     summ = _ilp_table(df[df.alpha == 1.0], runs_dir)
     names = list(dict.fromkeys(summ.strategy))
-    cmd = "python solve.py reproduce lumos-jct-ilp" + (" --quick" if quick else "")
+    cmd = reproduce_cmd("lumos-jct-ilp", quick, out_dir)
     png = plot(out_dir / "lumos_jct_ilp.png",
                {s: (summ[summ.strategy == s].gpus, summ[summ.strategy == s].avg_jct_s / 3600)
                 for s in names}, "GPUs", "Avg.JCT (h)")
@@ -293,7 +325,29 @@ def run_ilp(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
                "and the cluster fills, so jobs queue (the regime where the controller's time "
                "could accumulate).", "", md_table(big, ".4g"), ""]
         tables["lumos_jct_ilp_large.csv"] = big
-    return write_report(out_dir, "lumos_jct_ilp", md, tables) + [png, cdf]
+    report = write_report(out_dir, "lumos_jct_ilp", md, tables, headline(
+        f"OCS reconfiguration time in the JCT, {n_jobs} jobs, seed {seed} (paper: [001] "
+        "Sec. 6.3, its text on Fig. 8(a), (c))", ilp_claims(summ)))
+    report.extend([png, cdf])
+    return report
+
+
+def ilp_claims(summ: pd.DataFrame) -> pd.DataFrame:
+    """[001]'s numbers (Sec. 6.3, text on Fig. 8) beside ours, from run_ilp's table."""
+    rows = []
+    t, at = _at(summ, 32768)
+    for st in ("itv-ilp", "uniform-ilp"):
+        v = t[t.strategy == st].jct_vs_mdmcf_pct
+        rows.append((f"Avg.JCT of {st} vs itv-mdmcf", at, "+12.6% (ILP-based)",
+                     f"{v.iloc[0]:+.2f}%" if len(v) else "-"))
+    t, at = _at(summ, 8192)
+    for st, col, paper in (("uniform-greedy", "jrt_slowdown_mean", "2.1%"),
+                           ("uniform-greedy", "jrt_slowdown_max", "91.9%"),
+                           ("clos-51.2T-3tier", "jrt_slowdown_mean", "1.3%")):
+        v = t[t.strategy == st][col]
+        rows.append((f"{st} JRT slowdown, {col.split('_')[-1]}", at, paper,
+                     f"{100 * v.iloc[0]:.1f}%" if len(v) else "-"))
+    return pd.DataFrame(rows, columns=["claim", "gpus", "paper", "ours"])
 
 
 if __name__ == "__main__":

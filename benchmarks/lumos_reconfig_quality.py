@@ -11,7 +11,7 @@ ITV-MCF does not change when MDMCF does, so the cached ILP optima stay valid; an
 Cross configuration is a legitimate old state). ITV-ILP is solved per group on HiGHS
 (1 thread, ``ILP_GROUP_S`` per group, MDMCF's configuration as MIP start, which only
 speeds it up); a step counts as proven when every group is ``optimal``. ILP results are
-cached per instance in results/lumos_runs/reconfig_quality/ (a rerun resumes); the
+cached per instance in <out>/lumos_runs/reconfig_quality/ (a rerun resumes); the
 heuristics are rerun every time. Times: median of ``REPEATS`` runs of each heuristic,
 interleaved, in this process (workers=1 below P = 32, as by default).
 
@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.common import machine, main, md_table, write_report
+from benchmarks.common import headline, machine, main, md_table, reproduce_cmd, write_report
 from instances.lumos import Fabric, ReconfigInstance
 from instances.lumos_check import check_config
 from instances.lumos_workloads import job_sequence, topology_sequence
@@ -274,11 +274,16 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
     qual = _quality_set(quick)
     tr = tradeoff(quick, df, speed_insts, qual)
     sd = seeds(quick, df, qual)
-    return write_report(out_dir, "lumos_reconfig_quality", _report(df, sp, tr, sd, quick, load0),
+    return write_report(out_dir, "lumos_reconfig_quality",
+                        _report(df, sp, tr, sd, quick, load0, out_dir),
                         {"lumos_reconfig_quality.csv": df,
                          "lumos_reconfig_quality_speed.csv": sp,
                          "lumos_reconfig_quality_variants.csv": tr,
-                         "lumos_reconfig_quality_seeds.csv": sd})
+                         "lumos_reconfig_quality_seeds.csv": sd},
+                        headline("ITV-MDMCF per step vs the proven ITV-ILP optimum and its "
+                                 f"speed vs ITV-MCF, {len(df)} steps (issue 17's targets; "
+                                 "[001] gives no per-step numbers)",
+                                 _TARGETS_HEAD + _targets(df[df.ilp_status == "optimal"], sp)))
 
 
 def _worst(opt: pd.DataFrame, col: str) -> str:
@@ -292,9 +297,9 @@ def _worst(opt: pd.DataFrame, col: str) -> str:
 
 
 def _report(df: pd.DataFrame, sp: pd.DataFrame, tr: pd.DataFrame, sd: pd.DataFrame,
-            quick: bool, load0: float) -> list[str]:
+            quick: bool, load0: float, out_dir: Path) -> list[str]:
     from heuristics.lumos_reconfig import EXACT_VARS
-    cmd = "python solve.py reproduce lumos-reconfig-quality" + (" --quick" if quick else "")
+    cmd = reproduce_cmd("lumos-reconfig-quality", quick, out_dir)
     opt = df[df.ilp_status == "optimal"]
     by = df.groupby(["workload", "pods", "groups", "k_spine"]).agg(
         steps=("step", "size"), ilp_optimal=("ilp_status", lambda s: int((s == "optimal").sum())),
@@ -317,8 +322,8 @@ def _report(df: pd.DataFrame, sp: pd.DataFrame, tr: pd.DataFrame, sd: pd.DataFra
             "lp_bound", "mdmcf_vs_ilp", "mdmcf_lp_vs_ilp", "mcf_vs_ilp", "ilp_vs_lp",
             "ilp_time_s", "mdmcf_time_s", "mdmcf_lp_time_s", "mcf_time_s", "lp_bound_s"]
     return ["# ITV-MDMCF vs the ITV-ILP optimum per instance, and its speed (issue 17)", "",
-            f"Regenerate: `{cmd}` (ILP optima cached in results/lumos_runs/reconfig_quality/, a "
-            f"rerun resumes). Machine: {machine()}; load average {load0:.1f} at the start.", "",
+            f"Regenerate: `{cmd}` (ILP optima cached in "
+            f"{(out_dir / 'lumos_runs' / 'reconfig_quality').as_posix()}/, a rerun resumes). Machine: {machine()}; load average {load0:.1f} at the start.", "",
             "One row per reconfiguration step. Old configuration: ITV-MCF's realization of the "
             "previous topology (unchanged when MDMCF changes, so the cached optima stay valid). "
             f"ITV-ILP: per group on HiGHS, 1 thread, {ILP_GROUP_S:g} s per group, MDMCF start; "
@@ -333,8 +338,7 @@ def _report(df: pd.DataFrame, sp: pd.DataFrame, tr: pd.DataFrame, sd: pd.DataFra
             f"Worst ratio to ITV-ILP per instance where the ILP proved optimality "
             f"({len(opt)} of {len(df)} steps proven): itv-mdmcf {_worst(opt, 'mdmcf')}; "
             f"itv-mdmcf-lp {_worst(opt, 'mdmcf_lp')}.", "",
-            "## Targets (issue 17)", "", "| target | method | workload | measured | met |",
-            "|---|---|---|---|---|", *_targets(opt, sp), "",
+            "## Targets (issue 17)", "", *_TARGETS_HEAD, *_targets(opt, sp), "",
             "Quality: the ejection-chain assignment (heuristics.lumos_eject) inserts the "
             "missing units one at a time, and on ring churn its result depends strongly on "
             "the insertion order, while the ILP optimum relocates a few circuits in a "
@@ -405,6 +409,9 @@ def _lp_text(df: pd.DataFrame) -> str:
             "cost more than the 3x target allows.")
 
 
+_TARGETS_HEAD = ["| target | method | workload | measured | met |", "|---|---|---|---|---|"]
+
+
 def _targets(opt: pd.DataFrame, sp: pd.DataFrame) -> list[str]:
     rows = []
     for col, name in (("mdmcf", "itv-mdmcf"), ("mdmcf_lp", "itv-mdmcf-lp")):
@@ -430,7 +437,7 @@ def rerender(out_dir: Path = Path("results"), quick: bool = False) -> list[Path]
     sd = pd.read_csv(out_dir / "lumos_reconfig_quality_seeds.csv")
     old = (out_dir / "lumos_reconfig_quality.md").read_text().splitlines()
     keep = {k: next(ln for ln in old if ln.startswith(k)) for k in ("Regenerate:", "Load average")}
-    lines = _report(df, sp, tr, sd, quick, float("nan"))
+    lines = _report(df, sp, tr, sd, quick, float("nan"), out_dir)
     lines = [next((v for k, v in keep.items() if ln.startswith(k)), ln) for ln in lines]
     return write_report(out_dir, "lumos_reconfig_quality", lines, {})
 

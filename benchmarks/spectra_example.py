@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.common import machine
+import pandas as pd
+
+from benchmarks.common import Report, headline, machine, md_table, reproduce_cmd
 from heuristics.spectra_baseline import baseline, greedy_split, split_nnz
 from heuristics.spectra_bounds import lower_bound
 from heuristics.spectra_decompose import decompose
@@ -16,10 +18,9 @@ from instances.spectra import SpectraInstance, check_schedule, makespan
 from instances.spectra_workloads import example_matrix
 from toolkit.io import write_text_atomic
 
-CMD = "python solve.py reproduce spectra-example"
 
 
-def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run(quick: bool = False, out_dir: Path = Path("results")) -> Report:
     inst = SpectraInstance(example_matrix(), switches=2, delay=0.01, name="worked-example")
     dec = decompose(inst.demand)
     sched = lpt_schedule(dec, inst.switches, inst.delay)
@@ -35,13 +36,13 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
     loads = lambda s: ", ".join(f"{sum(inst.delay + a for _, a in sw):.4g}" for sw in s.switches)
     pieces = lambda s: "; ".join(f"switch {h + 1}: " + " + ".join(f"{a:.4g}" for _, a in sw)
                                  for h, sw in enumerate(s.switches))
-    rows = [
-        ("Decompose weights", "0.61, 0.3, 0.1", ", ".join(f"{a:.4g}" for a in dec.alphas)),
+    rows = [     # the paper's values: Figs. 3 (weights) and 4 (a: LPT, b: Equalize), Sec. III-A
+        ("Decompose weights (Fig. 3)", "0.61, 0.3, 0.1", ", ".join(f"{a:.4g}" for a in dec.alphas)),
         ("LPT loads (Fig. 4a)", "0.62, 0.42", loads(lpt)),
-        ("LPT makespan", "0.62", f"{makespan(lpt, inst.delay):.4g}"),
+        ("LPT makespan (Fig. 4a)", "0.62", f"{makespan(lpt, inst.delay):.4g}"),
         ("Equalize pieces (Fig. 4b)", "switch 1: 0.515; switch 2: 0.3 + 0.1 + 0.095", pieces(eq)),
-        ("Equalize loads", "0.525, 0.525", loads(eq)),
-        ("Final makespan", "0.525", f"{makespan(eq, inst.delay):.4g}"),
+        ("Equalize loads (Fig. 4b)", "0.525, 0.525", loads(eq)),
+        ("Final makespan (Fig. 4b)", "0.525", f"{makespan(eq, inst.delay):.4g}"),
         ("Lower bound (Thm 1/2)", "not stated", f"{lower_bound(inst.demand, 2, 0.01):.4g}"),
         ("Baseline split (greedy, spec 2.6.3): nonzeros", "not stated", f"{split_nnz(parts)}"),
         ("Baseline pieces", "not stated", pieces(base)),
@@ -49,14 +50,14 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
         ("Spectra (Eclipse) pieces", "not stated", pieces(ecl)),
         ("Spectra (Eclipse) makespan", "not stated", f"{makespan(ecl, inst.delay):.4g}"),
     ]
+    table = pd.DataFrame(rows, columns=["quantity", "paper", "ours"])
     md = ["# Spectra worked example (Figs. 2-4)", "",
-          f"Regenerate: `{CMD}`. Machine: {machine()}. D is the 3x3 sum of disjoint cyclic shifts with the paper's "
+          f"Regenerate: `{reproduce_cmd('spectra-example', quick, out_dir)}`. Machine: {machine()}. D is the 3x3 sum of disjoint cyclic shifts with the paper's "
           "weights 0.61, 0.3, 0.1 (Fig. 2's entries are not given in the text), s = 2, delta = 0.01. "
           "The paper shows only Spectra on this example; the Baseline (our greedy LESS-style "
           "split, spec 2.6.3) and Spectra (Eclipse) (spec 2.6.2) rows are ours. Every schedule "
-          "passed the independent checker.",
-          "", "| quantity | paper | ours |", "|---|---|---|"]
-    md += [f"| {a} | {b} | {c} |" for a, b, c in rows]
+          "passed the independent checker.", "", md_table(table)]
     path = out_dir / "spectra_example.md"
     write_text_atomic(path, "\n".join(md) + "\n")
-    return [path]
+    return Report([path], headline("Spectra worked example (paper: Figs. 2-4, Sec. III-A), "
+                                   "s = 2, delta = 0.01", table))

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.common import machine, md_table, write_report
+from benchmarks.common import headline, machine, md_table, reproduce_cmd, write_report
 from benchmarks.spectra_eval import (METHODS, average_factors, evaluate, plot_panels, point_means,
                                      pyplot, runtime_table, save_figure)
 from heuristics.spectra_bounds import prob_degree
@@ -35,15 +35,18 @@ SEED0 = 1000
 PAPER_S = (2, 4)     # spec 4.5 REC for the paper's two unstated s; the grid adds s = 8
 N_OF = {"gpt": 32, "moe": 64, "benchmark": 100}
 PAPER = {   # the paper's stated averages (Section V; spec 5), "-" where it states none
+    # Sec. V's text on Fig. 6 (GPT, MoE: Baseline, Eclipse, LB) and on Fig. 9 (benchmark)
     ("gpt", "Baseline / Spectra"): "1.4", ("moe", "Baseline / Spectra"): "1.9",
     ("benchmark", "Baseline / Spectra"): "2.4",
     ("gpt", "Spectra (Eclipse) / Spectra"): "1.1", ("moe", "Spectra (Eclipse) / Spectra"): "1.8",
     ("benchmark", "Spectra (Eclipse) / Spectra"): "1.2",
+    # Sec. V's text on Fig. 7 (Equalize)
     ("gpt", "Spectra w/o Equalize / Spectra"): "\"significant difference\"",
     ("moe", "Spectra w/o Equalize / Spectra"): "\"does not help\" (about 1)",
     ("gpt", "Spectra / LB"): "close to LB", ("moe", "Spectra / LB"): "\"indistinguishable\"",
     ("benchmark", "Spectra / LB"): "\"quite close\"",
 }
+SOURCE = "paper: Sec. V, its text on Figs. 6 (GPT, MoE), 7 (Equalize) and 9 (benchmark)"
 
 
 PAPER_FIG10 = {     # Fig. 10 gives no numbers (Fig. 9's averages are over other points)
@@ -84,15 +87,12 @@ def _wall(seconds: float) -> str:
             "load average says).")
 
 
-def _cmd(target: str, quick: bool) -> str:
-    return f"python solve.py reproduce {target}" + (" --quick" if quick else "")
-
-
-def _header(title: str, target: str, quick: bool, runs: int, what: str) -> list[str]:
+def _header(title: str, target: str, quick: bool, runs: int, what: str, out_dir: Path
+            ) -> list[str]:
     return [f"# {title}", "",
-            f"Regenerate: `{_cmd(target, quick)}`. {runs} random matrices per point (seeds "
-            f"{SEED0}..{SEED0 + runs - 1}), the same matrices for every method and parameter. "
-            f"{what}", f"Machine: {machine()}.", "",
+            f"Regenerate: `{reproduce_cmd(target, quick, out_dir)}`. {runs} random matrices "
+            f"per point (seeds {SEED0}..{SEED0 + runs - 1}), the same matrices for every method "
+            f"and parameter. {what}", f"Machine: {machine()}.", "",
             "Every schedule passed the independent checker. GPT (n=32) and MoE (n=64) are the "
             "spec's synthetic reconstructions of the paper's measured matrices (not published); "
             "Baseline is our greedy LESS-style split (spec 2.6.3); Spectra (Eclipse) uses a "
@@ -105,6 +105,12 @@ def _factors_md(pts: pd.DataFrame, group: list[str], paper: dict | None = None,
     """The average-factor table, pooled over the paper-like s (PAPER_S) and, when the grid has
     other s, once more over all of them. Only the PAPER_S rows matching ``paper_when`` (column
     -> value) are comparable with the paper and carry its number; ``paper={}`` drops the column."""
+    return _factors(pts, group, paper, paper_when)[0]
+
+
+def _factors(pts: pd.DataFrame, group: list[str], paper: dict | None = None,
+             paper_when: dict | None = None) -> tuple[list[str], pd.DataFrame]:
+    """:func:`_factors_md`'s lines and its table (a target's headline)."""
     paper = PAPER if paper is None else paper
     s_all = sorted(pts.s.unique())
     near = [s for s in s_all if s in PAPER_S]
@@ -131,10 +137,10 @@ def _factors_md(pts: pd.DataFrame, group: list[str], paper: dict | None = None,
                  "does not plot (Baseline / Spectra grows with s): they are not comparable with "
                  "the paper's averages."]
     return ["## Average factors (spec 4.5: mean over plotted points of mean(other) / mean(Spectra))",
-            "", *([" ".join(note), ""] if note else []), md_table(f, ".3f"), ""]
+            "", *([" ".join(note), ""] if note else []), md_table(f, ".3f"), ""], f
 
 
-def _write(name, md, pts, df, png_args, out_dir, group=("workload",)):
+def _write(name, md, pts, df, png_args, out_dir, head, group=("workload",)):
     png = out_dir / f"spectra_{name}.png"
     plot_panels(pts, path=png, **png_args)
     mats = df[(df.method == "lb")].drop_duplicates([*group, "seed"])
@@ -146,7 +152,15 @@ def _write(name, md, pts, df, png_args, out_dir, group=("workload",)):
            "per schedule", "", md_table(runtime_table(df, list(group)), ".4g"), "",
            "## Mean makespan per point", "", md_table(pts.round(5), ".5g"), "",
            _wall(df.attrs["wall_s"]), ""]
-    return [*write_report(out_dir, f"spectra_{name}", md, {f"spectra_{name}.csv": pts}), png]
+    report = write_report(out_dir, f"spectra_{name}", md, {f"spectra_{name}.csv": pts}, head)
+    report.append(png)
+    return report
+
+
+def _factor_headline(title: str, factors: pd.DataFrame, quick: bool, runs: int,
+                     source: str = SOURCE) -> str:
+    return headline(f"{title}: average factors, {runs} matrices per point"
+                    f"{' (quick)' if quick else ''} ({source})", factors, ".3f")
 
 
 def _runs(quick: bool) -> int:
@@ -172,9 +186,11 @@ def _delta_fig(name, title, workloads, methods, quick, out_dir, s_grid=None, noi
     keys = ["workload", "noise", "s", "delta"]
     pts = point_means(df, keys)
     md = _header(title, f"spectra-{name}", quick, runs,
-                 f"delta in {list(deltas)}, s in {list(s_grid)}.") + ([note, ""] if note else [])
-    md += _factors_md(pts, ["workload", "noise"] if len(noises) > 1 else ["workload"],
-                      paper_when=paper_when)
+                 f"delta in {list(deltas)}, s in {list(s_grid)}.", out_dir) + \
+        ([note, ""] if note else [])
+    lines, factors = _factors(pts, ["workload", "noise"] if len(noises) > 1 else ["workload"],
+                              paper_when=paper_when)
+    md += lines
     per = ["workload", "noise", "s"] if len(noises) > 1 else ["workload", "s"]
     md += [f"Per {', '.join(per[1:])}:", "", md_table(average_factors(pts, per), ".3f"), "",
            *extra]
@@ -184,6 +200,7 @@ def _delta_fig(name, title, workloads, methods, quick, out_dir, s_grid=None, noi
                     methods=[*methods, "lb"], xlabel="reconfiguration delay delta",
                     ncols=len(s_grid))
     return _write(name, md, pts, df, png_args, out_dir,
+                  _factor_headline(title, factors, quick, runs),
                   group=("workload", "noise") if len(noises) > 1 else ("workload",))
 
 
@@ -222,13 +239,17 @@ def run_fig10(quick=False, out_dir=Path("results")):
     ms = M_GRID[::2] + (32,) if quick else M_GRID
     df = sweep(("benchmark",), (4,), (0.04,), runs, METHODS, ms=ms)
     pts = point_means(df, ["workload", "m", "s", "delta"])
-    md = _header("Spectra Fig. 10: benchmark sparsity sweep (flows per port m; s=4, delta=0.04)",
-                 "spectra-fig10", quick, runs,
-                 f"m in {list(ms)} with round(m/4) large flows sharing 70% (spec 4.4 [OURS]).")
-    md += _factors_md(pts, ["workload"], paper=PAPER_FIG10)
+    title = "Spectra Fig. 10: benchmark sparsity sweep (flows per port m; s=4, delta=0.04)"
+    md = _header(title, "spectra-fig10", quick, runs,
+                 f"m in {list(ms)} with round(m/4) large flows sharing 70% (spec 4.4 [OURS]).",
+                 out_dir)
+    lines, factors = _factors(pts, ["workload"], paper=PAPER_FIG10)
+    md += lines
     png_args = dict(panel="workload", x="m", series=None, methods=[*METHODS, "lb"],
                     xlabel="flows per port m", title=lambda p: "benchmark, s=4, delta=0.04")
-    return _write("fig10", md, pts, df, png_args, out_dir, group=("workload", "m"))
+    return _write("fig10", md, pts, df, png_args, out_dir,
+                  _factor_headline(title, factors, quick, runs, "paper: Sec. V, its text on "
+                                   "Fig. 10, which gives no numbers"), group=("workload", "m"))
 
 
 def run_vs_s(quick=False, out_dir=Path("results")):
@@ -236,15 +257,19 @@ def run_vs_s(quick=False, out_dir=Path("results")):
     s_grid = (1, 2, 4, 8, 16)
     df = sweep(("gpt", "moe", "benchmark"), s_grid, (0.04,), runs, METHODS)
     pts = point_means(df, ["workload", "delta", "s"])
-    md = _header("Spectra: makespan versus the number of OCSes s (delta = 0.04)", "spectra-vs-s",
-                 quick, runs, f"s in {list(s_grid)} (the paper plots two unstated values of s).")
-    md += _factors_md(pts[pts.s > 1], ["workload"], paper={})
+    title = "Spectra: makespan versus the number of OCSes s (delta = 0.04)"
+    md = _header(title, "spectra-vs-s", quick, runs,
+                 f"s in {list(s_grid)} (the paper plots two unstated values of s).", out_dir)
+    lines, factors = _factors(pts[pts.s > 1], ["workload"], paper={})
+    md += lines
     md += ["Per s (one point each: the ratio of the two means):", "",
            md_table(average_factors(pts, ["workload", "s"]).drop(
                columns=["geomean", "min", "max", "points"]), ".3f"), ""]
     png_args = dict(panel="workload", x="s", series=None, methods=[*METHODS, "lb"],
                     xlabel="number of OCSes s")
-    return _write("vs_s", md, pts, df, png_args, out_dir)
+    return _write("vs_s", md, pts, df, png_args, out_dir,
+                  _factor_headline(title, factors, quick, runs, "the paper gives no numbers "
+                                   "against s"))
 
 
 def run_fig5(quick=False, out_dir=Path("results")):
@@ -272,13 +297,17 @@ def run_fig5(quick=False, out_dir=Path("results")):
     summ.columns = ["statistic", "mean", "min", "max"]
     md = _header("Spectra Fig. 5: MoE traffic matrix", "spectra-fig5", quick, runs,
                  "Heatmap of the seed-1000 matrix (64 senders x 64 receivers); statistics over "
-                 "all seeds below.")
+                 "all seeds below.", out_dir)
     md += ["Paper: \"relatively dense\", \"slightly non-uniform between different experts\", "
            "\"strongly sub-stochastic\" with \"a few columns of highest-weight destination "
            "experts\" (qualitative only). Ours: 64 experts, top-8, 28 MoE layers, log-popularity "
            "sigma 0.25, diagonal zero (local tokens), divided by the max line sum (spec 4.3).", "",
            md_table(summ, ".4g"), "", _wall(time.perf_counter() - t0), ""]
-    return [*write_report(out_dir, "spectra_fig5", md, {"spectra_fig5.csv": st}), png]
+    report = write_report(out_dir, "spectra_fig5", md, {"spectra_fig5.csv": st}, headline(
+        f"Spectra Fig. 5: statistics of {runs} synthetic MoE matrices (the paper's Fig. 5 is "
+        "qualitative: no numbers to compare)", summ))
+    report.append(png)
+    return report
 
 
 def run_fig11(quick=False, out_dir=Path("results")):
@@ -312,10 +341,15 @@ def run_fig11(quick=False, out_dir=Path("results")):
     axes[0].legend(fontsize=7)
     save_figure(fig, png)
     md = ["# Spectra Fig. 11: probability that the sum of k random permutations has degree k", "",
-          f"Regenerate: `{_cmd('spectra-fig11', quick)}` ({trials} trials per point, seed {SEED0}). "
+          f"Regenerate: `{reproduce_cmd('spectra-fig11', quick, out_dir)}` ({trials} trials "
+          f"per point, seed {SEED0}). "
           f"Machine: {machine()}.", "",
           "Paper: \"the approximation is close\"; \"for n beyond 50, it is highly likely that its "
           "degree will be 16\". Spec 3.5 (its own simulation, 500 trials): n=100 gives 1.0, 0.998, "
           "0.534 for k = 16, 24, 32; k=16 gives 0.006, 0.366, 0.888, 0.998 for n = 20, 30, 40, 50.",
           "", md_table(t, ".4f"), "", _wall(time.perf_counter() - t0), ""]
-    return [*write_report(out_dir, "spectra_fig11", md, {"spectra_fig11.csv": t}), png]
+    report = write_report(out_dir, "spectra_fig11", md, {"spectra_fig11.csv": t}, headline(
+        f"Spectra Fig. 11: P(degree = k), {trials} simulated trials per point beside the "
+        "paper's approximation (paper: Eq. 10, Fig. 11)", t, ".4f"))
+    report.append(png)
+    return report

@@ -86,11 +86,14 @@ def test_benchmark_pipelines_on_toy_scales(tmp_path, monkeypatch):
         monkeypatch.setattr(mod, "K", 4)
     monkeypatch.setattr(real, "SCALES", {32: 8})
     monkeypatch.setattr(real, "STEPS", {"quick": (2,), "full": (2,)})
-    real.run(quick=True, out_dir=tmp_path)
+    report = real.run(quick=True, out_dir=tmp_path)
     df = pd.read_csv(tmp_path / "lumos_realization.csv")
     assert (df[df.strategy == "ITV-MDMCF"].ltrr > 1 - 1e-9).all()
+    assert "| 32 | ITV-MDMCF | - | 1 | 1 |" in report.headline     # no paper value at 32 GPUs
     monkeypatch.setattr(rec, "PODS", {"quick": (4,), "full": (4,)})
-    rec.run(quick=True, out_dir=tmp_path)
+    report = rec.run(quick=True, out_dir=tmp_path)
+    assert "| MDMCF MRAR over ITV-MCF | +2.77% average | " in report.headline
+    assert report.headline.split("\n\n", 1)[1] in (tmp_path / "lumos_reconfig.md").read_text()
     df = pd.read_csv(tmp_path / "lumos_reconfig.csv")
     first = df[df.step == 1]                  # the same old configuration for every strategy
     ilp = first[first.strategy == "ITV-ILP"].set_index("workload").rewiring
@@ -99,8 +102,10 @@ def test_benchmark_pipelines_on_toy_scales(tmp_path, monkeypatch):
     monkeypatch.setattr(t6, "SCALES", (32,))
     monkeypatch.setattr(t6, "SIM_SCALES", {"quick": (256,), "full": (256,)})   # 2 Pods
     monkeypatch.setattr(t6, "SIM_JOBS", {"quick": 30, "full": 30})
-    t6.run(quick=True, out_dir=tmp_path)
+    report = t6.run(quick=True, out_dir=tmp_path)
     assert (tmp_path / "lumos_table6.md").exists()
+    paper = next(ln for ln in report.headline.splitlines() if ln.startswith("| paper |"))
+    assert paper == "| paper | nan |"            # [002] Table 6 has no 256-GPU column
     sim = pd.read_csv(tmp_path / "lumos_table6_sim.csv")
     assert len(sim) > 0 and set(sim.strategy) <= set(t6.SIM_STRATS)
     assert ((sim.reallocated_share >= 0) & (sim.reallocated_share <= 2)).all()

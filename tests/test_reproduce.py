@@ -1,9 +1,17 @@
-"""Reproduction targets run end to end on toy settings (the real runs are benchmarks)."""
+"""Reproduction targets run end to end on toy settings (the real runs are benchmarks), and
+where ``solve.py reproduce`` writes."""
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
 import pandas as pd
+import pytest
 
 import benchmarks.delta_figs as figs
+from toolkit.reproduce import TARGETS, ReproduceError, holds_full_run, run_target
 
 
 def test_delta_fig6_pipeline_on_the_toy(tmp_path, monkeypatch):
@@ -17,6 +25,9 @@ def test_delta_fig6_pipeline_on_the_toy(tmp_path, monkeypatch):
     assert table[table.model == "simai-gpt13b"]["delta-joint"].isna().all()   # not run there
     text = paths[0].read_text()
     assert "HotStart runs" in text and "4 of 4 at or below the separate DELTA-Fast" in text
+    # the headline: the paper's maximum reduction beside ours, a row of the report's summary
+    row = next(ln for ln in paths.headline.splitlines() if ln.startswith("| gpt-7b |"))
+    assert row.startswith("| gpt-7b | 10.7-17.5% (paper's range) | ") and row.count("% @ ") == 4
     table = table[table.model == "gpt-7b"]
     for m in figs.METHODS:   # nothing beats the ideal network (MILP tolerances amplify in the ratio)
         assert (table[m] >= 1 - (1e-4 if m.startswith("delta-j") else 1e-9)).all()
@@ -30,10 +41,17 @@ def test_delta_fig9_fig10_fig11_pipelines_on_the_toy(tmp_path, monkeypatch):
     monkeypatch.setattr(figs, "FIG10_MODELS", ("gpt-7b",))
     monkeypatch.setattr(figs, "FIG11_MODELS", ("gpt-7b",))
     monkeypatch.setitem(figs.FIG11_N, True, (2,))
+    heads = {}
     for run in (figs.run_fig9, figs.run_fig10, figs.run_fig11):
-        assert all(p.exists() for p in run(quick=True, out_dir=tmp_path))
+        report = run(quick=True, out_dir=tmp_path)
+        assert all(p.exists() for p in report)
+        heads[run.__name__] = report.headline
     fig9 = pd.read_csv(tmp_path / "delta_fig9.csv")
     assert set(fig9.method) == set(figs.DELTA_METHODS) and (fig9.port_ratio <= 1).all()
+    for r in fig9.itertuples():           # headline: the paper's ratio beside this run's
+        assert f"| {r.model} | {r.method} | {r.paper_port_ratio} | {r.port_ratio:.4g} |" \
+            in heads["run_fig9"]
+    assert "| megatron-462b | delta-topo max convergence | 896 s | - |" in heads["run_fig11"]
     joint = fig9[fig9.method == "delta-joint"].iloc[0]         # stage 2 keeps C <= C* (1 + 1e-6);
     # the extracted schedule may end later by the solver's row tolerance (~1e-6 x T_up,
     # models.delta_milp.extract_interval [DECISION] solver tolerance)
@@ -49,3 +67,112 @@ def test_delta_fig9_fig10_fig11_pipelines_on_the_toy(tmp_path, monkeypatch):
     # every incumbent, so the one reaching Joint's quality, comes before HotStart stops
     reach = fig11["hotstart_to_joint_quality_s"]
     assert reach.notna().all() and (reach <= wall["delta-joint-hotstart"] + 1e-3).all()
+
+
+# --------------------------------------------------------------------------------------
+# where `solve.py reproduce` writes (issue 28 item 5): quick runs never touch results/
+# --------------------------------------------------------------------------------------
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _git(cwd, *args) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd,
+                          capture_output=True, text=True, check=True).stdout
+
+
+def _cli(cwd, *args):
+    p = subprocess.run([sys.executable, str(ROOT / "solve.py"), *map(str, args)], cwd=cwd,
+                       capture_output=True, text=True, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_quick_reproduce_leaves_the_committed_results_alone(tmp_path):
+    """A checkout holding a2a Fig. 13's committed full run: `reproduce a2a-fig13 --quick`
+    writes into results/quick/ (gitignored), so `git status results/` stays clean and the
+    full report is byte-identical; its headline goes to stdout, the files to stderr; and a
+    quick run told to write over the full report is refused (exit 2, one line)."""
+    committed = sorted(ROOT.glob("results/a2a_fig13*"))
+    assert {p.name for p in committed} >= {"a2a_fig13.md", "a2a_fig13.csv"}
+    (tmp_path / "results").mkdir()
+    for p in committed:
+        shutil.copy(p, tmp_path / "results" / p.name)
+    shutil.copy(ROOT / ".gitignore", tmp_path / ".gitignore")
+    before = {p.name: p.read_bytes() for p in (tmp_path / "results").iterdir()}
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "full results")
+
+    code, out, err = _cli(tmp_path, "reproduce", "a2a-fig13", "--quick")
+    assert code == 0, err
+    assert _git(tmp_path, "status", "--porcelain", "--untracked-files=all", "results/") == ""
+    assert {p.name: p.read_bytes() for p in (tmp_path / "results").glob("a2a*")} == before
+    quick = tmp_path / "results" / "quick"
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in quick.iterdir())
+    assert written == sorted(["results/quick/a2a_fig13.md", "results/quick/a2a_fig13.csv",
+                              "results/quick/a2a_fig13_curves.csv", "results/quick/a2a_fig13.png"])
+    assert sorted(ln.split(" ", 1)[1] for ln in err.splitlines() if ln.startswith("wrote ")) \
+        == written                                          # the files: stderr only
+    assert "results/" not in out
+    md = (quick / "a2a_fig13.md").read_text()
+    assert "Regenerate: `python solve.py reproduce a2a-fig13 --quick`." in md
+    claim = next(ln for ln in md.splitlines() if ln.startswith("| max ratio, n <= 64 |"))
+    assert claim in out.splitlines()                    # the headline: the report's own claim
+    assert claim.startswith("| max ratio, n <= 64 | <= 2.22 | ")         # paper beside ours
+
+    code, out, err = _cli(tmp_path, "reproduce", "a2a-fig13", "--quick", "--out", "results")
+    assert code == 2 and out == "" and "Traceback" not in err
+    line, = err.strip().splitlines()
+    assert "results/a2a_fig13.md" in line and "full run" in line
+    assert {p.name: p.read_bytes() for p in (tmp_path / "results").glob("a2a*")} == before
+
+
+def test_reproduce_help_lists_every_target_with_its_times():
+    code, out, err = _cli(ROOT, "reproduce", "--help")
+    assert code == 0, err
+    assert "--out DIR" in out and "--out-dir" not in out and "results/quick/" in out
+    listed = out[out.index("targets (about how long"):]
+    for name, t in TARGETS.items():
+        row = next(ln for ln in listed.splitlines() if ln.split()[:1] == [name])
+        assert t.time_text("full") in row and t.time_text("quick") in row and t.doc in row
+
+
+def test_a_quick_run_refuses_only_a_full_report_of_its_own_target(tmp_path):
+    assert holds_full_run("a2a-fig13", tmp_path) is None              # no report yet
+    md = tmp_path / "a2a_fig13.md"
+    for line, full in (("Regenerate: `python solve.py reproduce a2a-fig13`. Machine: x.", True),
+                       ("Regenerate: `python solve.py reproduce a2a-fig13 --out r`.", True),
+                       ("Regenerate: `python solve.py reproduce a2a-fig13 --quick`.", False),
+                       ("Regenerate: `python solve.py reproduce a2a-fig13 --quick --out r`.", False),
+                       ("Regenerate: `python solve.py reproduce a2a-fig12`.", False)):
+        md.write_text(f"# title\n\n{line}\n")
+        assert (holds_full_run("a2a-fig13", tmp_path) == md) is full, line
+    md.write_text("# title\n\nRegenerate: `python solve.py reproduce a2a-fig13`.\n")
+    with pytest.raises(ReproduceError, match="a2a_fig13.md holds a full run"):
+        run_target("a2a-fig13", quick=True, out_dir=tmp_path)
+
+
+def test_a_benchmark_script_prints_the_headline_and_names_its_files_on_stderr(tmp_path):
+    p = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "lumos_table1.py"), "--out",
+                        str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "| Table 1 cells equal to the paper's | 60 printed cells | 60 of 60 |" in p.stdout
+    assert f"wrote {tmp_path / 'lumos_table1.md'}" in p.stderr and str(tmp_path) not in p.stdout
+    assert f"reproduce lumos-table1 --out {tmp_path.as_posix()}`" in \
+        (tmp_path / "lumos_table1.md").read_text()
+
+
+def test_delta_milp_headline_puts_the_papers_claims_beside_the_solves():
+    from benchmarks.delta_milp import claims
+
+    solves = pd.DataFrame([
+        dict(case="gpt-7b N=2", method="interval (DELTA-Joint)", prune=True, hot_start=True,
+             tighten=True, status="optimal", solve_s=3.2),
+        dict(case="gpt-7b N=2", method="interval (DELTA-Joint)", prune=False, hot_start=True,
+             tighten=False, status="optimal", solve_s=9.0),
+        dict(case="gpt-7b N=2", method="fixed step 0.25 ms", prune=False, hot_start=False,
+             tighten=False, status="time_limit", solve_s=120.0)])
+    t = claims({"gpt-7b": 1.79}, {"gpt-7b": 0.81}, solves).set_index("claim")
+    assert list(t.ours) == ["gpt-7b 1.79", "gpt-7b 0.81", "gpt-7b N=2: optimal in 3 s",
+                            "gpt-7b N=2: time_limit in 120 s"]
+    assert list(t.paper) == ["O(|M|^2): 2", "O(|M|): 1", '"within minutes"',
+                             '"tens of hours" at 0.1 ms']

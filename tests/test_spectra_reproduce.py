@@ -26,6 +26,8 @@ def test_fig6_pipeline(tmp_path, monkeypatch):
     assert (pts["spectra"] <= pts["spectra-noeq"] + 1e-12).all()
     md = (tmp_path / "spectra_fig6.md").read_text()
     assert "| gpt | 2 | Baseline / Spectra | 1.4 |" in md and "| moe | 2 | Baseline / Spectra | 1.9 |" in md
+    row = next(ln for ln in md.splitlines() if ln.startswith("| gpt | 2 | Baseline / Spectra |"))
+    assert row in paths.headline.splitlines()        # the headline: the report's factor table
     assert "reproduce spectra-fig6 --quick" in md
     assert "| TP | 4.027e+09 | 32 | 0.9062 | 0.9105 |" in md      # GPT entries (spec 4.2)
     assert "| PP | 2.097e+07 | 48 | 0.00472 | 0.004731 |" in md

@@ -97,14 +97,29 @@ def parser(solve_epilog: str | None = None, description: str | None = None
                        add_help=False)
     p.add_argument("problem", nargs="?")
     p.add_argument("-o", "--output")
-    p = sub.add_parser("reproduce", help="regenerate a paper table/figure into results/")
-    p.add_argument("target")
-    p.add_argument("--quick", action="store_true")
-    p.add_argument("--out-dir", default="results")
+    p = sub.add_parser("reproduce", help="regenerate a paper table/figure into results/",
+                       epilog=_targets_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description="Regenerate one paper table or figure: the files it wrote "
+                                   "go to stderr, its headline table (the paper beside ours) "
+                                   "to stdout.")
+    p.add_argument("target", metavar="TARGET", help="one of the targets listed below")
+    p.add_argument("--quick", action="store_true",
+                   help="the target's shorter variant (fewer seeds, sizes or matrices), "
+                        "written to results/quick/; it never replaces a full run's report")
+    p.add_argument("--out", metavar="DIR",
+                   help="folder for the report, its figures and its run caches "
+                        "(default results/, with --quick results/quick/)")
     _verbosity_args(ap, False)
     for p in sub.choices.values():      # global flags: before or after the subcommand
         _verbosity_args(p, argparse.SUPPRESS)
     return ap
+
+
+def _targets_epilog() -> str:
+    from toolkit.reproduce import target_lines
+
+    return "\n".join(["targets (about how long on 2 cores: full run, then with --quick):",
+                      *target_lines()])
 
 
 def _verbosity_args(p, default) -> None:

@@ -1,17 +1,35 @@
 """Registry of ``solve.py reproduce`` targets: each regenerates one table or figure.
 
 A target names a ``"module:function"``; the function takes ``(quick: bool, out_dir: Path)``
-and returns the paths it wrote. Each target also says how long it takes on 2 cores, in full
-and with ``--quick`` (``solve.py list`` prints it): wall times of the whole command, from
-the runs recorded in results/ or timed on the shared 2-core machine (load 3-5), except
-those marked estimated (extrapolated from recorded runs, e.g. the full DELTA figures from
-their ``--quick`` runs at a 10x time limit; not run in full).
+and returns a ``benchmarks.common.Report``: the paths it wrote (a list) and its headline
+table (the paper's value beside ours), which ``reproduce`` prints on stdout. Each target
+also says how long it takes on 2 cores, in full and with ``--quick`` (``solve.py list`` and
+``reproduce --help`` print it): wall times of the whole command, from the runs recorded in
+results/ or timed on the shared 2-core machine (load 3-8; the short targets and every
+``--quick`` below 1 min retimed for issue 28, nice 10), except those marked estimated
+(extrapolated from recorded runs, e.g. the full DELTA figures from their ``--quick`` runs
+at a 10x time limit; not run in full).
+
+Where a run writes (issue 28): a full run into ``results/``, a ``--quick`` run into
+``results/quick/`` (gitignored), or either into ``--out DIR``; every cache a target keeps
+(``lumos_runs/``, ``delta_runs/``, ``spectra_runs/``) lives under that folder too, so a
+quick run never touches ``results/``. [DECISION] A quick run refuses a folder whose report
+of the same target is a full run's (its "Regenerate" command has no ``--quick``): a full
+result is never replaced by a quick one, whatever ``--out`` says.
 """
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
+
+RESULTS = Path("results")           # a full run's folder (relative to the working folder)
+QUICK = RESULTS / "quick"           # a --quick run's folder
+
+
+class ReproduceError(ValueError):
+    """A reproduce request refused before anything runs (one line naming the file)."""
 
 
 @dataclass(frozen=True)
@@ -37,37 +55,37 @@ TARGETS: dict[str, Target] = {
                               "Spectra worked example, Figs. 2-4 (0.62 -> 0.525)", "~2 s", None),
     "spectra-runtime": Target("benchmarks.spectra_runtime:run",
                               "Spectra runtime per matrix, warm vs cold Decompose (GPT, MoE, "
-                              "benchmark; n=100, 256, 512), and makespan/LB", "~4.5 min", "~20 s"),
+                              "benchmark; n=100, 256, 512), and makespan/LB", "~4.5 min", "~35 s"),
     "spectra-fig5": Target("benchmarks.spectra_figs:run_fig5",
                            "Spectra Fig. 5: synthetic MoE traffic heatmap and statistics",
                            "~5 s", "~5 s"),
     "spectra-fig6": Target("benchmarks.spectra_figs:run_fig6",
                            "Spectra Fig. 6: GPT/MoE makespan vs delta (Spectra, Eclipse, Baseline, LB)",
-                           "~1 min", "~30 s"),
+                           "~1 min", "~15 s"),
     "spectra-fig7": Target("benchmarks.spectra_figs:run_fig7",
                            "Spectra Fig. 7: GPT/MoE makespan with and without Equalize",
                            "~15 s", "~10 s"),
     "spectra-fig8": Target("benchmarks.spectra_figs:run_fig8",
                            "Spectra Fig. 8: GPT/MoE noise sensitivity (sigma 0.3% vs 1%)",
-                           "~2 min", "~30 s", "quick"),
+                           "~2 min", "~30 s"),
     "spectra-fig9": Target("benchmarks.spectra_figs:run_fig9",
-                           "Spectra Fig. 9: benchmark makespan vs delta", "~30 s", "~20 s"),
+                           "Spectra Fig. 9: benchmark makespan vs delta", "~40 s", "~10 s"),
     "spectra-fig10": Target("benchmarks.spectra_figs:run_fig10",
                             "Spectra Fig. 10: benchmark makespan vs flows per port m (delta=0.04)",
-                            "~40 s", "~10 s", "quick"),
+                            "~50 s", "~10 s"),
     "spectra-fig11": Target("benchmarks.spectra_figs:run_fig11",
                             "Spectra Fig. 11: P(degree = k), simulation vs Eq. 10",
-                            "~10 s", "~7 s"),
+                            "~5 s", "~5 s"),
     "spectra-vs-s": Target("benchmarks.spectra_figs:run_vs_s",
                            "Spectra: makespan vs number of OCSes s, all workloads (delta=0.04)",
-                           "~45 s", "~10 s", "quick"),
+                           "~45 s", "~15 s"),
     "spectra-gap": Target("benchmarks.spectra_gap:run",
                           "Spectra gap study: proven optimum (matching MILP, HiGHS) and OPT_T (slot "
                           "MILP) vs Spectra vs lower bound, n = 3, 4, 6",
                           "~1 h", "~10 min", "both"),
     "delta-sim": Target("benchmarks.delta_sim:run",
                         "DELTA simulator time per evaluation and baseline NCT, Table I workloads",
-                        "~1 min", "~15 s", "full"),
+                        "~10 s", "~10 s"),
     "delta-milp": Target("benchmarks.delta_milp:run",
                          "DELTA MILP size/time: pruning, hot start, interval vs fixed-step",
                          "~1 h", "~15 min", "quick"),
@@ -90,16 +108,16 @@ TARGETS: dict[str, Target] = {
                        "DELTA-Fast convergence time per Table I workload", "~3 min", "~2 min"),
     "a2a-example": Target("benchmarks.a2a_example:run",
                           "a2a motivating example (30T vs 35T vs 56T) and small worked numbers",
-                          "~1 min", "~5 s"),
+                          "~40 s", "~5 s"),
     "a2a-fig11": Target("benchmarks.a2a_figs:run_fig11",
                         "a2a Fig. 11: completion time across n, k and workloads at R* (paper: -39.66%)",
                         "~7 min", "~2.5 min", "full"),
     "a2a-fig12": Target("benchmarks.a2a_figs:run_fig12",
                         "a2a Fig. 12: completion time across flow sizes, n=16 (paper: -47.35%)",
-                        "~1.5 min", "~35 s", "full"),
+                        "~35 s", "~15 s"),
     "a2a-fig13": Target("benchmarks.a2a_fig13:run",
                         "a2a Fig. 13: ratio to the Theorem 1 bound vs n up to 4096 (paper: <=2.22, <=4.54)",
-                        "~30 s", "~10 s"),
+                        "~35 s", "~5 s"),
     "a2a-fig14": Target("benchmarks.a2a_figs:run_fig14",
                         "a2a Fig. 14: chosen d and cost vs R", "~4 min", "~2 min", "full"),
     "a2a-families": Target("benchmarks.a2a_families:run",
@@ -116,16 +134,16 @@ TARGETS: dict[str, Target] = {
     "lumos-reconfig-quality": Target("benchmarks.lumos_reconfig_quality:run",
                                      "LumosCore MDMCF per instance vs the ITV-ILP optimum (ring/job "
                                      "churn, H = 4-16, K = 16-64), speed vs ITV-MCF at 8/16 Pods, "
-                                     "restarts trade-off", "~3 min", "~2 min", "quick"),
+                                     "restarts trade-off", "~3 min", "~1.5 min"),
     "lumos-resplit-study": Target("benchmarks.lumos_resplit_study:run",
                                   "LumosCore MDMCF + exact re-splits of 3 and 4 OCSes vs the "
-                                  "ITV-ILP optimum, over LNS seeds (a study)", "~2 min", "~15 s"),
+                                  "ITV-ILP optimum, over LNS seeds (a study)", "~2 min", "~45 s"),
     "lumos-table6": Target("benchmarks.lumos_table6:run",
                            "LumosCore [002] Table 6: reallocated links per reconfiguration",
                            "~7 min", "~2 min"),
     "lumos-placement": Target("benchmarks.lumos_placement:run",
                               "LumosCore GPU placement: ILP vs greedy on 1,000 trace arrivals at 4k/32k GPUs",
-                              "~35 s", "~5 s", "quick"),
+                              "~35 s", "~5 s"),
     "lumos-jct-scale": Target("benchmarks.lumos_jct:run_scale",
                               "LumosCore vs Clos vs Best: Avg.JCT/JRT vs cluster size, simulated ([002] Fig. 8)",
                               "~4 h", "~10 min", "full"),
@@ -134,22 +152,79 @@ TARGETS: dict[str, Target] = {
                             "~6 h", "~5 min", "full"),
     "lumos-sim-speed": Target("benchmarks.lumos_sim_speed:run",
                               "LumosCore simulator: one 1,000-job simulation at 32K GPUs with MDMCF, time split",
-                              "~2 min", "~30 s", "quick"),
+                              "~1.5 min", "~15 s"),
     "import-time": Target("benchmarks.import_time:run",
                           "start-up cost: import time of list, --help and a heuristic solve (< 0.5 s)",
                           "~10 s", None),
 }
 
 
-def run_target(name: str, quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def default_out(quick: bool) -> Path:
+    """Where a run writes without ``--out``: results/, or results/quick/ with ``--quick``
+    (also for a target without a quick variant, which then runs in full: the user asked
+    for a run that leaves results/ alone)."""
+    return QUICK if quick else RESULTS
+
+
+def target_lines() -> list[str]:
+    """The targets with their full and quick times, one line each (``list`` and
+    ``reproduce --help``)."""
+    return [f"  {t:<22} {tg.time_text('full'):<15} {tg.time_text('quick'):<15} {tg.doc}"
+            for t, tg in TARGETS.items()] + \
+        ["  ('-': no --quick variant; (est.): estimated from recorded runs, not timed)"]
+
+
+def report_path(name: str, out_dir: Path) -> Path:
+    """The Markdown report target ``name`` writes in ``out_dir`` (``a2a-fig13`` ->
+    ``a2a_fig13.md``)."""
+    return out_dir / (name.replace("-", "_") + ".md")
+
+
+_CMD = re.compile(r"`python solve\.py reproduce (\S+?)((?: [^`]*)?)`")
+
+
+def holds_full_run(name: str, out_dir: Path) -> Path | None:
+    """``out_dir``'s report of ``name`` when a full run wrote it: the first
+    ``python solve.py reproduce NAME ...`` command in its opening lines has no ``--quick``.
+    None when there is no report or it is a quick run's."""
+    path = report_path(name, out_dir)
+    try:
+        head = path.read_text(errors="replace").splitlines()[:8]
+    except OSError:
+        return None
+    for line in head:
+        for target, rest in _CMD.findall(line):
+            if target == name:
+                return None if "--quick" in rest.split() else path
+    return None
+
+
+def run_target(name: str, quick: bool = False, out_dir: Path | None = None):
+    """Run target ``name`` into ``out_dir`` (default :func:`default_out`); returns its
+    ``Report`` (paths written, headline). KeyError for an unknown target, ReproduceError
+    when a quick run would replace a full run's report."""
     if name not in TARGETS:
         raise KeyError(f"unknown reproduce target {name!r} (known: {', '.join(TARGETS)})")
     target = TARGETS[name]
+    out_dir = default_out(quick) if out_dir is None else Path(out_dir)
     if quick and target.quick is None:
         from toolkit.progress import note
 
         note(f"note: reproduce {name} has no --quick variant; running it in full ({target.full})")
         quick = False
+    full = holds_full_run(name, out_dir) if quick else None
+    if full is not None:
+        raise ReproduceError(
+            f"--out {out_dir.as_posix()}: {full.as_posix()} holds a full run of {name}; a "
+            f"--quick run never replaces it (leave out --out to write to "
+            f"{QUICK.as_posix()}/, or name another folder)")
     mod, fn = target.entry.split(":")
     out_dir.mkdir(parents=True, exist_ok=True)
     return getattr(importlib.import_module(mod), fn)(quick=quick, out_dir=out_dir)
+
+
+def target_of(module_file: str, function: str) -> str | None:
+    """The target whose entry is ``benchmarks.<file stem>:<function>`` (a benchmark script
+    run directly, where its module is ``__main__``)."""
+    entry = f"benchmarks.{Path(module_file).stem}:{function}"
+    return next((t for t, tg in TARGETS.items() if tg.entry == entry), None)

@@ -192,14 +192,17 @@ def test_table1_report_claims_are_computed(tmp_path, monkeypatch):
     import benchmarks.lumos_table1 as bt
     from instances import lumos_scale
     md = (tmp_path / "a")
-    bt.run(out_dir=md)
+    report = bt.run(out_dir=md)
     text = (md / "lumos_table1.md").read_text()
-    assert "8.53x" in text and "65,536 GPUs at 800G and 8,192 at 1.6T" in text
+    for row in ("| 8.53x |", " 800G ports (text) | 65,536 | 65,536 |",
+                " 1.6T ports (text) | 8,192 | 8,192 |", "| 60 printed cells | 60 of 60 |"):
+        assert row in text and row in report.headline      # the headline is the report's table
     orig = lumos_scale.clos3
     monkeypatch.setattr(lumos_scale, "clos3", lambda k: 2 * orig(k))
-    bt.run(out_dir=tmp_path / "b")
+    report = bt.run(out_dir=tmp_path / "b")
     text = (tmp_path / "b" / "lumos_table1.md").read_text()
-    assert "131,072 GPUs at 800G and 16,384 at 1.6T" in text
+    assert " 800G ports (text) | 65,536 | 131,072 |" in text
+    assert " 1.6T ports (text) | 8,192 | 16,384 |" in report.headline
 
 
 def test_uniform_checker_rejects_a_unidirectional_circuit():

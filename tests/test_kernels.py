@@ -199,8 +199,9 @@ print(json.dumps(out))
 
 def _simulate(cache, runs: int) -> list:
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
-    proc = subprocess.run([sys.executable, "-c", _SIM, str(ROOT / "instances/lumos/sim-lumos-256.json"),
-                           str(runs)], cwd=ROOT, env=env, capture_output=True, text=True)
+    sim = ROOT / "instances/lumos/sim-lumos-256.json"
+    proc = subprocess.run([sys.executable, "-c", _SIM, str(sim), str(runs)], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.splitlines()[-1])
 

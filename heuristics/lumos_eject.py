@@ -36,8 +36,9 @@ search), so the whole is polynomial. Steps 1-4 run compiled (numba, issue 17 ite
 heuristics.lumos_eject_steps, lumos_chain and lumos_konig, imported on the first call; the
 machine code is cached on disk); they give the same assignments as the former Python
 code (tests/heuristics/ref_lumos_eject.py, the test reference), seeds included; the
-first call of a fresh checkout compiles them (about 25 s, 4 s more for the first seeded
-run), later processes load them (about 0.3 s).
+first call of a fresh checkout compiles them (about 26 s on 2 cores, the LNS 6 s more),
+later processes load them (about 0.1-0.3 s); methods warm them before their clock starts
+(toolkit.kernels: :func:`warm_up_chains`, :func:`warm_up_lns`).
 
 Work budget (``work``, a :class:`Work` shared by the runs of a group; it replaces a
 wall-clock guard whose results depended on the machine's load): it counts work units
@@ -146,23 +147,30 @@ def eject_connection(C, old, improve: bool = True, max_states: int = 4000,
     return list(matrices(G))
 
 
+def warm_up_chains() -> None:
+    """Compile or load steps 1-4, unseeded and seeded (toolkit.kernels "lumos-chains"), on
+    a 2-Pod group: the argument types of every real run."""
+    eject_connection(*_TINY)
+    eject_connection(*_TINY, seed=0)
+
+
+def warm_up_lns() -> None:
+    """Compile or load the LNS of heuristics.lumos_lns (toolkit.kernels "lumos-lns")."""
+    C, _ = _TINY
+    eject_connection(C, np.ones((1, 2, 2), np.int64) - np.eye(2, dtype=np.int64)[None],
+                     lns_work=1)
+
+
 def preload(lns: bool = False) -> None:
-    """Load the compiled steps (and with ``lns`` the search of heuristics.lumos_lns) in this
-    process, once (about 0.3-0.5 s from the disk cache): worker processes forked afterwards
-    inherit the machine code, where each would otherwise load it again on every call of a
-    fresh pool (lumos_reconfig at P >= 32)."""
-    C, old = np.array([[0, 1], [1, 0]]), np.zeros((1, 2, 2), np.int64)
-    if "chains" not in _PRELOADED:
-        eject_connection(C, old)
-        eject_connection(C, old, seed=0)            # the seeded specialization too
-        _PRELOADED.add("chains")
-    if lns and "lns" not in _PRELOADED:
-        eject_connection(C, np.ones((1, 2, 2), np.int64) - np.eye(2, dtype=np.int64)[None],
-                         lns_work=1)
-        _PRELOADED.add("lns")
+    """Warm the compiled steps (and with ``lns`` the LNS) in this process, once: worker
+    processes forked afterwards inherit the machine code, where each would otherwise load
+    it again on every call of a fresh pool (lumos_reconfig at P >= 32)."""
+    from toolkit.kernels import warm
+
+    warm(("lumos-chains", "lumos-lns") if lns else ("lumos-chains",))
 
 
-_PRELOADED: set = set()
+_TINY = (np.array([[0, 1], [1, 0]]), np.zeros((1, 2, 2), np.int64))
 _LOCAL = threading.local()
 
 

@@ -312,3 +312,13 @@ def resplit_triples(parts, old: np.ndarray, triples: int, nodes: int,
     stats = np.zeros(3, np.int64)
     polish(out, rows(old), triples, nodes, np.array([0, work, 0], np.int64), stats)
     return list(matrices_of(out)), stats
+
+
+def warm_up() -> None:
+    """Compile or load :func:`polish` and :func:`search` (toolkit.kernels "lumos-triple"):
+    a re-split of three 3-Pod OCSes, and one search of them as the study calls it."""
+    X = np.zeros((3, 3, 3), np.int64)
+    X[0, 0, 1] = X[1, 1, 2] = X[2, 2, 0] = 1
+    resplit_triples(list(X), X[::-1].copy(), 1, 10)
+    a, b, c = np.array([0, 1, 0], np.int64), np.array([1, 2, 2], np.int64), np.ones(3, np.int64)
+    search(a, b, c, rows(X), 3, 0, 10, np.empty((3, 3), np.int64))

@@ -24,10 +24,12 @@ one than scipy's (spec 6.5), so schedules may differ on ties, never in a round's
 The row reduction is capped at 4n row steps per round (float ties can make it cycle; a
 count, not the clock); the rows left go to the augmenting paths, which always finish.
 
-numba compiles on first use (about 6-10 s on 2 busy cores) and caches the machine code in
-``__pycache__`` beside this file (``cache=True``); a new process then imports numba and
-loads the cache in about 0.3-0.5 s, which is why ``decompose`` uses scipy below
-``JIT_MIN_N`` lines and the CLI offers ``--option matching=scipy``. Complexity per round:
+numba compiles on first use (about 6-18 s on 2 busy cores) and caches the machine code in
+``__pycache__`` beside this file (``cache=True``; or ``NUMBA_CACHE_DIR``); a new process then
+imports numba and loads the cache in about 0.3-0.5 s, which is why ``decompose`` uses scipy
+below ``JIT_MIN_N`` lines and the CLI offers ``--option matching=scipy``. The methods that
+run these rounds warm them (:func:`warm_up`, toolkit.kernels "spectra") before their clock
+starts, so ``runtime_s`` holds neither. Complexity per round:
 O(n^2) for the reductions, plus O(n^2) per augmenting path.
 """
 from __future__ import annotations
@@ -262,3 +264,9 @@ def jit_rounds(D: np.ndarray, eps: float, edge_mode: str = "supp"
     if status == UNCOVERED:
         raise AssertionError("MWM-Node-Coverage left a critical line uncovered")
     return list(perms), alphas.tolist()
+
+
+def warm_up() -> None:
+    """Compile or load :func:`rounds` (toolkit.kernels "spectra") with the argument types of
+    :func:`jit_rounds` (float64 C-contiguous matrix, float, bool)."""
+    jit_rounds(np.array([[1.0, 0.0], [0.0, 2.0]]), 1e-9)

@@ -19,8 +19,8 @@ from instances.lumos import UNIVERSAL, Fabric, OcsConfig, ReconfigInstance, perm
 from instances.lumos_check import check_config, fibre_paths, lex_base, realized_topology
 from instances.lumos_workloads import job_sequence, random_topology, topology_sequence
 from toolkit.options import MAX_MODEL_VARS, MAX_SECONDS, MAX_WORKERS, Option
-from toolkit.registry import lazy, Generator, Method, MethodOutput, Problem, RunConfig, \
-    register_problem
+from toolkit.registry import lazy, option_or, Generator, Method, MethodOutput, Problem, \
+    RunConfig, register_problem
 
 if TYPE_CHECKING:
     from models.backend import Result
@@ -182,6 +182,19 @@ def _check_wiring(inst, want):
     if inst.wiring != want:
         return f"needs {want} wiring (the instance has {inst.wiring})"
     return None
+
+
+def mdmcf_kernels(inst, cfg: RunConfig | None) -> tuple[str, ...]:
+    """MDMCF's compiled kernel sets (toolkit.kernels): the ejection chains unless
+    ``eject=false``, the LNS unless ``lns=0``."""
+    if not option_or(cfg, "eject", True):
+        return ()
+    return ("lumos-chains", "lumos-lns") if option_or(cfg, "lns", LNS) else ("lumos-chains",)
+
+
+def start_kernels(inst, cfg: RunConfig | None) -> tuple[str, ...]:
+    """ITV-ILP's: those of its MIP start, ITV-MDMCF with its default options."""
+    return mdmcf_kernels(inst, None) if option_or(cfg, "start", True) else ()
 
 
 def run_itv_heuristic(aware: bool):
@@ -387,17 +400,20 @@ register_problem(Problem(
         Method("itv-mdmcf", "heuristic", run_itv_heuristic(True),
                "ITV-MDMCF (reconstruction): rewiring-aware SIMD + FindConnection bisection MCFs, "
                "and ejection chains with orientation freedom (an addition); best per group",
-               ITV_OPTIONS, applicable=lambda i, c: _check_wiring(i, "cross")),
+               ITV_OPTIONS, applicable=lambda i, c: _check_wiring(i, "cross"),
+               kernels=mdmcf_kernels),
         Method("itv-mdmcf-lp", "heuristic", run_itv_heuristic(True),
                "ITV-MDMCF then, on groups of at most 16 Pods, an LP-guided step (HiGHS: the LP "
                "bound, the ILP with the old circuits the LP keeps, node-limited; an addition)",
-               ITV_LP_OPTIONS, applicable=lambda i, c: _check_wiring(i, "cross")),
+               ITV_LP_OPTIONS, applicable=lambda i, c: _check_wiring(i, "cross"),
+               kernels=mdmcf_kernels),
         Method("itv-mcf", "heuristic", run_itv_heuristic(False),
                "ITV-MCF: rewiring-oblivious SIMD + FindConnection (MinRewiring MCF baseline)",
                ITV_OPTIONS, applicable=lambda i, c: _check_wiring(i, "cross")),
         Method("itv-ilp", "model", run_itv_ilp,
                "ITV-ILP: [001] ILP (1)-(7), linearized MinRewiring, one model per OCS group",
-               ITV_ILP_OPTIONS, applicable=lambda i, c: ilp_applicable(i, c, "cross"), exact=True),
+               ITV_ILP_OPTIONS, applicable=lambda i, c: ilp_applicable(i, c, "cross"), exact=True,
+               kernels=start_kernels),
         Method("uniform-ilp", "model", run_uniform_ilp,
                "Uniform-ILP: lexicographic min unmet demand, then min rewiring (spec 2.6)",
                UNIFORM_ILP_OPTIONS, applicable=lambda i, c: ilp_applicable(i, c, "uniform"), exact=True),

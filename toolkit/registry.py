@@ -82,6 +82,15 @@ class Method:
     # as a comparison only (e.g. a2a baselines that split flows): the problem's analytic
     # bound does not apply to its objective, so no bound or gap is reported for it
     relaxation: bool = False
+    # the compiled kernel sets it runs (toolkit.kernels.KERNELS), warmed by preload before
+    # the clock: a tuple, or a function (instance, configured RunConfig) -> tuple that gets
+    # (None, None) for "any instance, default options" (e.g. a run inside another method)
+    kernels: tuple[str, ...] | Callable[[Any, RunConfig | None], tuple[str, ...]] = ()
+
+    def kernel_sets(self, inst=None, cfg: RunConfig | None = None) -> tuple[str, ...]:
+        """The kernel sets a run on ``inst`` with ``cfg`` uses (None: any instance, default
+        options)."""
+        return tuple(self.kernels(inst, cfg) if callable(self.kernels) else self.kernels)
 
     def configure(self, cfg: RunConfig, siblings=()) -> RunConfig:
         """``cfg`` for this method: its options checked and converted (OptionError naming a
@@ -184,10 +193,26 @@ def lazy(module: str, name: str) -> Callable:
     return call
 
 
-def preload(method: Method) -> None:
-    """Import the modules that ``method``'s problem module binds with :func:`lazy`, so a
-    timed run (``runtime_s``) does not include them: the heuristics for a heuristic, also
-    the models (gurobipy, scipy.sparse) for a model method."""
+def preload(method: Method, inst=None, cfg: RunConfig | None = None) -> float:
+    """Import the modules that ``method``'s problem module binds with :func:`lazy`, and
+    compile or load the compiled kernels a run on ``inst`` with ``cfg`` uses
+    (``Method.kernels``; once per process), so a timed run (``runtime_s``) includes
+    neither: the heuristics for a heuristic, also the models (gurobipy, scipy.sparse) for
+    a model method. Returns the seconds the kernels took (0.0 when already warm)."""
     for mod in sorted(_LAZY.get(getattr(method.fn, "__module__", ""), ())):
         if method.kind == "model" or mod.startswith("heuristics."):
             importlib.import_module(mod)
+    sets = method.kernel_sets(inst, cfg)
+    if not sets:
+        return 0.0
+    from toolkit.kernels import warm
+
+    return warm(sets)
+
+
+def option_or(cfg: RunConfig | None, name: str, default):
+    """``cfg.option(name)`` when the running method declares it, else ``default`` (for
+    ``Method.kernels`` functions, which may get no RunConfig)."""
+    if cfg is None or not any(o.name == name for o in cfg.declared or ()):
+        return default
+    return cfg.option(name)

@@ -13,6 +13,7 @@ import instances
 from instances.errors import InstanceError
 from models import interrupt
 from models.gap import relative_gap
+from toolkit.kernels import compile_clock
 from toolkit.rank import scope
 from toolkit.registry import OptionError, RunConfig, preload, problem
 from toolkit.versions import versions_text
@@ -105,34 +106,46 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
     rec = {k: None for k in CORE_FIELDS}
     rec.update(instance=source, name=inst.name, problem=prob.name, method=method.name,
                verified=False, message="", versions=versions_text())
-    preload(method)        # its heuristics (and models): imported before the clock starts
-    budget = method.new_budget(cfg)         # --time-limit: the whole run's, all stages
+    budget = method.new_budget(cfg)         # --time-limit: the whole run's, warm-up included
+    try:
+        warmup = preload(method, inst, cfg)     # its modules and compiled kernels: before the clock
+    except KeyboardInterrupt:               # Ctrl-C during a (cold) compilation
+        rec["runtime_s"] = 0.0
+        _interrupted(rec)
+    if warmup:
+        rec["warmup_s"] = warmup
     cfg = replace(cfg, budget=budget)
     rec["time_limit_s"] = budget.limit
-    t0 = time.perf_counter()
     interrupt.clear()
     if cfg.write_model:
         from models import model_files
 
         model_files.begin(cfg.write_model)
-    try:
-        out = method.fn(inst, cfg)
-    except OptionError as exc:          # bad --option values and combinations
-        raise InstanceError("option", str(exc), source) from None
-    except KeyboardInterrupt:           # Ctrl-C in Python code, or a solve after one
-        rec["runtime_s"] = time.perf_counter() - t0
-        _interrupted(rec)
-    except Exception as exc:  # noqa: BLE001 - a failing method must not kill a batch
-        rec.update(status="error", runtime_s=time.perf_counter() - t0,
-                   message=f"{type(exc).__name__}: {exc}")
-        if interrupt.requested():       # it failed on an interrupted solve's result
+    with compile_clock() as comp:           # a kernel the warm-up missed: not the algorithm's
+        t0 = time.perf_counter()
+
+        def runtime() -> float:
+            return time.perf_counter() - t0 - comp.seconds
+        try:
+            out = method.fn(inst, cfg)
+        except OptionError as exc:          # bad --option values and combinations
+            raise InstanceError("option", str(exc), source) from None
+        except KeyboardInterrupt:           # Ctrl-C in Python code, or a solve after one
+            rec["runtime_s"] = runtime()
             _interrupted(rec)
-        rec["traceback"] = traceback.format_exc(limit=4)
-        return rec
-    finally:
-        if cfg.write_model:         # the files written, also after a failure or Ctrl-C
-            rec["model_files"] = model_files.finish()
-    rec["runtime_s"] = time.perf_counter() - t0
+        except Exception as exc:  # noqa: BLE001 - a failing method must not kill a batch
+            rec.update(status="error", runtime_s=runtime(),
+                       message=f"{type(exc).__name__}: {exc}")
+            if interrupt.requested():       # it failed on an interrupted solve's result
+                _interrupted(rec)
+            rec["traceback"] = traceback.format_exc(limit=4)
+            return rec
+        finally:
+            if comp.seconds:
+                rec["compile_s"] = comp.seconds
+            if cfg.write_model:         # the files written, also after a failure or Ctrl-C
+                rec["model_files"] = model_files.finish()
+        rec["runtime_s"] = runtime()
     if budget.split():
         rec["time_split"] = budget.split()
     res = out.solver

@@ -5,8 +5,8 @@ from __future__ import annotations
 from instances.spectra import SpectraInstance, check_schedule
 from instances.spectra_workloads import generate
 from toolkit.options import MAX_MODEL_VARS, Option
-from toolkit.registry import (lazy, Generator, Method, MethodOutput, Problem, RunConfig,
-                              register_problem)
+from toolkit.registry import (lazy, option_or, Generator, Method, MethodOutput, Problem,
+                              RunConfig, register_problem)
 
 # heuristics and models load on first use (solve.py list and --help stay fast)
 baseline = lazy("heuristics.spectra_baseline", "baseline")
@@ -46,8 +46,8 @@ EDGE_MODE = Option("edge_mode", str, "supp", "Decompose's edge set: support of D
                    "remaining demand (srem)", choices=("supp", "srem"))
 MERGE = Option("merge_identical", bool, False, "merge identical permutations into one configuration")
 MATCHING = Option("matching", str, "warm", "Decompose's assignment rounds: warm (compiled from "
-                  "n = 32 on, scipy below), jit (numba; a process pays ~0.4 s to load it), "
-                  "scipy, cold (reference); ties may differ, weights never",
+                  "n = 32 on, scipy below), jit (numba; loaded once per process, ~0.4 s, "
+                  "before the clock), scipy, cold (reference); ties may differ, weights never",
                   choices=("warm", "jit", "scipy", "cold"))
 SPECTRA_OPTIONS = (
     Option("refine", str, "greedy", "durations: greedy, or the Refine LP (Eq. 5) on the backend",
@@ -81,6 +81,16 @@ MATCHING_OPTIONS = (
     Option("start", bool, True, "Spectra's schedule as MIP start"),
     Option("max_matchings", int, MAX_MATCHINGS, "decline supports with more maximal matchings",
            minimum=1, maximum=MATCHINGS_MAX))
+
+
+def spectra_kernels(inst, cfg: RunConfig | None) -> tuple[str, ...]:
+    """Decompose's compiled rounds (toolkit.kernels "spectra") when the run uses them:
+    ``matching`` jit, or warm (every other method's choice too) from JIT_MIN_N lines on."""
+    from heuristics.spectra_decompose import JIT_MIN_N
+
+    matching = option_or(cfg, "matching", "warm")
+    n = JIT_MIN_N if inst is None else inst.demand.shape[0]
+    return ("spectra",) if matching == "jit" or (matching == "warm" and n >= JIT_MIN_N) else ()
 
 
 def _spectra_opts(cfg: RunConfig) -> dict:
@@ -262,30 +272,32 @@ register_problem(Problem(
     methods={m.name: m for m in [
         Method("spectra", "heuristic", run_spectra,
                "Decompose (k=degree perms) + LPT Schedule + Equalize (Algs. 1-4)",
-               SPECTRA_OPTIONS),
+               SPECTRA_OPTIONS, kernels=spectra_kernels),
         Method("spectra-noeq", "heuristic", lambda i, c: run_spectra(i, c, equalize=False),
-               "Spectra without Equalize (Fig. 7)", SPECTRA_OPTIONS),
+               "Spectra without Equalize (Fig. 7)", SPECTRA_OPTIONS, kernels=spectra_kernels),
         Method("spectra-lp", "model", run_spectra_lp,
                "Spectra with the Refine LP (Eq. 5) on the solver backend",
-               (EDGE_MODE, MERGE, MATCHING)),
+               (EDGE_MODE, MERGE, MATCHING), kernels=spectra_kernels),
         Method("spectra-eclipse", "heuristic", run_eclipse,
                "Spectra (Eclipse): Eclipse decomposition (spec 2.6.2) + LPT + Equalize",
                ECLIPSE_OPTIONS),
         Method("baseline", "heuristic", run_baseline,
                "Baseline: greedy LESS-style sparsity+balance split into s sub-matrices, "
                "Decompose each on its own switch (spec 2.6.3)", (EDGE_MODE,),
-               applicable=split_applicable),
+               applicable=split_applicable, kernels=spectra_kernels),
         Method("baseline-milp", "model", run_baseline_milp,
                "Baseline with the exact min-nonzeros split MILP (spec 2.6.3, not in the paper; "
-               "greedy split as MIP start)", SPLIT_OPTIONS, applicable=split_applicable),
+               "greedy split as MIP start)", SPLIT_OPTIONS, applicable=split_applicable,
+               kernels=spectra_kernels),
         Method("milp", "model", run_milp,
                "exact min-makespan MILP with T slots/switch (spec 3.7, not in the paper), "
                "MIP start from Spectra",
-               MILP_OPTIONS, applicable=milp_applicable),
+               MILP_OPTIONS, applicable=milp_applicable, kernels=spectra_kernels),
         Method("milp-matchings", "model", run_milp_matchings,
                "exact min-makespan MILP over the maximal matchings of supp(D) with line cuts "
                "(not in the paper; no slot limit, proves OPT), MIP start from Spectra",
-               MATCHING_OPTIONS, applicable=matchings_applicable, exact=True),
+               MATCHING_OPTIONS, applicable=matchings_applicable, exact=True,
+               kernels=spectra_kernels),
     ]},
     default_method="spectra",
     bound=lambda inst: lower_bound(inst.demand, inst.switches, inst.delay),

@@ -12,13 +12,18 @@ LOCK_PYTHON := 3.10
 
 # The venv holds exactly the locked versions (hash-checked, no resolver, no build step
 # that downloads anything); the project itself is installed editable without build
-# isolation, from the locked setuptools.
+# isolation, from the locked setuptools. Then compilation moves out of the user's way:
+# the project's byte code (read even where PYTHONDONTWRITEBYTECODE is set), and every numba
+# kernel into the per-user cache that later processes load (toolkit/kernel_cache.py;
+# 1-3 min on 2 cores the first time, seconds when the cache already holds them).
 $(STAMP): $(LOCK) pyproject.toml
 	$(PYTHON) -m venv --clear $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check --require-hashes --no-deps -r $(LOCK)
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
 	$(PY) -m pip check
 	$(PY) -m toolkit.versions
+	$(PY) -m compileall -q models heuristics instances toolkit benchmarks solve.py
+	$(PY) -m toolkit.kernels
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -1,18 +1,30 @@
-"""The compiled (numba) kernels: one list of kernel sets and their warm-ups, and the clock
-of compilation (issue 28 item 3: times are the algorithm's).
+"""The compiled (numba) kernels: one list of kernel sets and their warm-ups, the clock of
+compilation (issue 28 item 3: times are the algorithm's), and compilation out of the
+user's way (issue 29 item 1).
 
 numba compiles a kernel on its first call with each signature (argument types, array
-layouts), or loads the machine code from its disk cache (``NUMBA_CACHE_DIR``; by default
-``__pycache__`` beside the module): 0.3-0.5 s per process from the cache, 6-30 s per set
-with an empty cache on 2 cores. A method that runs compiled code declares the sets it uses
-(``Method.kernels``); ``toolkit.registry.preload`` warms them before ``run_task`` starts
-its clock, once per process (solve, batch and Dask workers, the API), so ``runtime_s`` and
-the OCS algorithm time that ``lumos-sim`` charges hold no compilation.
+layouts), or loads the machine code from its disk cache (toolkit.kernel_cache: a per-user
+folder, ``~/.cache/ocs-opt/numba`` or under ``NUMBA_CACHE_DIR``, keyed by the kernels'
+sources): 15-90 s per set with an empty cache on 2 cores, 0.3-1 s per process from the
+cache. ``make install`` (and ``python -m toolkit.kernels`` after a ``pip install``) fills
+the cache for every set, so no run compiles; a process that does (a new host, an edited
+kernel) says so once on stderr (:func:`warm`). A method that runs compiled code declares
+the sets it uses (``Method.kernels``); ``toolkit.registry.preload`` warms them before
+``run_task`` starts its clock, once per process (solve, batch and Dask workers, the API),
+so ``runtime_s`` and the OCS algorithm time that ``lumos-sim`` charges hold no compilation.
 
 A warm-up calls its kernels through the Python entry points the methods call, on tiny
 inputs of the same types, so it compiles exactly the signatures a real run uses
-(tests/test_kernels.py: a run after its warm-up compiles nothing). ``python -m
-toolkit.kernels`` warms every set, e.g. to fill the cache ahead of any run.
+(tests/test_kernels.py: a run after its warm-up compiles nothing).
+
+[DECISION] JIT with a filled cache, not ahead-of-time code. numba's AOT compiler
+(``numba.pycc``) is deprecated and builds a fixed-signature extension without the typed
+dispatch the kernels use (Generators, tuples of arrays); rewriting the kernels (about 1,500
+lines over six files) as C or Cython would fork them from the Python reference and add a
+compiler to the install; no library does ejection chains or the warm-started
+Jonker-Volgenant rounds. With the cache filled at install, a new process pays numba's import
+and the loading of the signatures it runs (results/cold_start.md splits it), within the
+issue's 1.5 s per first solve on 2 cores; the kernels stay one Python source.
 
 :func:`compile_clock` measures what this thread still spends in numba's compiler (a
 signature a warm-up missed): ``run_task`` leaves it out of ``runtime_s`` (reported as
@@ -41,21 +53,78 @@ _LOCK = threading.Lock()
 
 def warm(names) -> float:
     """Compile or load the kernel sets ``names`` not yet warm in this process; returns the
-    seconds spent (0.0 when all were warm)."""
+    seconds spent (0.0 when all were warm). A set the cache lacks is compiled into it, by
+    one process per machine at a time (toolkit.kernel_cache.filling), after one note on
+    stderr, the first time this process compiles anything."""
     todo = [n for n in dict.fromkeys(names) if n not in _WARM]
     for n in todo:
         if n not in KERNELS:
             raise KeyError(f"unknown kernel set {n!r} (known: {', '.join(KERNELS)})")
     if not todo:
         return 0.0
+    from toolkit import kernel_cache
+
     t0 = time.perf_counter()
     with _LOCK:                 # Dask worker threads: one warm-up per set
         for n in todo:
             if n not in _WARM:
                 module, fn = KERNELS[n]
-                getattr(importlib.import_module(module), fn)()
+                mod = importlib.import_module(module)
+                with _cold_note(n), kernel_cache.filling(n, lambda: _note(n, waiting=True)):
+                    getattr(mod, fn)()
                 _WARM.add(n)
     return time.perf_counter() - t0
+
+
+_NOTED = False                  # the cold-cache note is printed once per process
+
+
+def _note(name: str, waiting: bool = False) -> None:
+    """The one cold-cache note of this process, on stderr (toolkit.progress.note)."""
+    global _NOTED
+    if _NOTED:
+        return
+    _NOTED = True
+    from toolkit.kernel_cache import folder
+    from toolkit.progress import note
+
+    what = "waiting for another process that compiles" if waiting else "compiling"
+    note(f"note: {what} the numba kernels of {name} (toolkit.kernels) into {folder()}: "
+         f"once per machine and version, 10-90 s per set; `make install` or `python -m "
+         f"toolkit.kernels` does it ahead of any run")
+
+
+@contextmanager
+def _cold_note(name: str):
+    """Note (once per process) when the block starts a real compilation, not a cache load
+    (numba's ``numba:compile`` event)."""
+    if _NOTED:
+        yield
+        return
+    from numba.core import event
+
+    listener = _on_compile()(name)
+    event.register("numba:compile", listener)
+    try:
+        yield
+    finally:
+        event.unregister("numba:compile", listener)
+
+
+@functools.lru_cache(maxsize=None)
+def _on_compile():
+    from numba.core import event
+
+    class OnCompile(event.Listener):
+        def __init__(self, name: str):
+            self.name = name
+
+        def on_start(self, e):
+            _note(self.name)
+
+        def on_end(self, e):
+            pass
+    return OnCompile
 
 
 def is_warm(name: str) -> bool:
@@ -122,11 +191,23 @@ def _forward():
     return Forward
 
 
-def main() -> None:
-    """Warm every kernel set (compile into the numba cache); one line per set on stderr."""
-    for name in KERNELS:
+def main(argv=None) -> None:
+    """Warm every kernel set, or those named (compile them into the cache, or load them);
+    one line per set on stderr, nothing on stdout."""
+    import argparse
+
+    from toolkit.kernel_cache import folder
+
+    ap = argparse.ArgumentParser(prog="python -m toolkit.kernels", description=main.__doc__)
+    ap.add_argument("sets", nargs="*", metavar="SET",
+                    help=f"kernel sets (default: all of {', '.join(KERNELS)})")
+    args = ap.parse_args(argv)
+    for name in args.sets:
+        if name not in KERNELS:
+            ap.error(f"unknown kernel set {name!r} (known: {', '.join(KERNELS)})")
+    for name in args.sets or KERNELS:
         t = warm([name])
-        print(f"kernels {name}: {t:.1f} s", file=sys.stderr)
+        print(f"kernels {name}: {t:.1f} s ({folder()})", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ with a :class:`Problem`. Problem modules are imported lazily by :func:`problems`
 """
 from __future__ import annotations
 
-import functools
 import importlib
 import sys
 from dataclasses import dataclass, field, replace
@@ -195,69 +194,20 @@ def lazy(module: str, name: str) -> Callable:
 
 
 def preload(method: Method, inst=None, cfg: RunConfig | None = None) -> float:
-    """Import the modules ``method`` calls through :func:`lazy` bindings
-    (:func:`lazy_modules`), and compile or load the compiled kernels a run on ``inst`` with
-    ``cfg`` uses (``Method.kernels``; once per process), so a timed run (``runtime_s``)
-    includes neither: the heuristics for a heuristic, also the models (gurobipy,
-    scipy.sparse) for a model method. Returns the seconds the kernels took (0.0 when
-    already warm)."""
-    for mod in sorted(lazy_modules(method.fn)):
-        if method.kind == "model" or mod.startswith("heuristics."):
-            importlib.import_module(mod)
+    """Import the modules a run of ``method`` calls into (toolkit.method_imports), and
+    compile or load the compiled kernels a run on ``inst`` with ``cfg`` uses
+    (``Method.kernels``; once per process), so a timed run (``runtime_s``) includes
+    neither: the heuristics for a heuristic, also the models (gurobipy, scipy.sparse) for
+    a model method. Returns the seconds the kernels took (0.0 when already warm)."""
+    from toolkit.method_imports import import_modules
+
+    import_modules(method, _LAZY)
     sets = method.kernel_sets(inst, cfg)
     if not sets:
         return 0.0
     from toolkit.kernels import warm
 
     return warm(sets)
-
-
-def lazy_modules(fn) -> set[str]:
-    """The modules of the :func:`lazy` bindings that ``fn`` reaches, and those it imports
-    inside a function: the bindings its code names (as globals, nested functions included)
-    or closes over, followed through the functions of the modules that bind lazies (a
-    method's helpers), not into the bound modules.
-    [DECISION] Only those (issue 29 item 1: a new process imports what its method needs,
-    e.g. not networkx for ITV-MDMCF); a function it cannot read (no code object) gets every
-    module its problem module binds, as before."""
-    import dis
-    import types
-
-    out, seen, todo = set(), set(), [fn]
-    while todo:
-        f = todo.pop()
-        if id(f) in seen:
-            continue
-        seen.add(id(f))
-        if isinstance(getattr(f, "target", None), tuple):
-            out.add(f.target[0])
-            continue
-        if isinstance(f, functools.partial):
-            todo += [f.func, *f.args, *f.keywords.values()]
-            continue
-        code = getattr(f, "__code__", None)
-        if code is None or getattr(f, "__module__", None) not in _LAZY:
-            if f is fn:     # not a plain function of a binding module: all its bindings
-                out |= _LAZY.get(getattr(f, "__module__", ""), set())
-            continue
-        names, codes = set(), [code]
-        while codes:
-            co = codes.pop()
-            names.update(co.co_names)
-            codes += [c for c in co.co_consts if isinstance(c, types.CodeType)]
-            out.update(i.argval for i in dis.get_instructions(co) if i.opname == "IMPORT_NAME"
-                       and i.argval.split(".")[0] in ("heuristics", "models"))
-        todo += [f.__globals__[n] for n in names if n in f.__globals__]
-        todo += [c.cell_contents for c in f.__closure__ or () if _filled(c)]
-    return out
-
-
-def _filled(cell) -> bool:
-    try:
-        cell.cell_contents
-    except ValueError:              # an empty cell (a name bound later)
-        return False
-    return True
 
 
 def option_or(cfg: RunConfig | None, name: str, default):

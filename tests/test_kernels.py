@@ -35,27 +35,16 @@ CASES = [
     ("instances/lumos/sim-lumos-256.json", "simulate", {}, None),
 ]
 
-# Each case in a process forked from one that has not loaded numba: its warm-up must load
-# every kernel it runs (a case cannot profit from an earlier case's kernels).
-_FORKED = """
-import json, os, sys
-from toolkit.registry import RunConfig, problems
-from toolkit.run import run_task
-problems()
-assert "numba" not in sys.modules
-
-def case(c):
-    f, method, opts, limit = c
-    rec = run_task(json.load(open(f)), f, method, RunConfig(options=opts, time_limit=limit))
-    return [rec.get("warmup_s"), rec.get("compile_s"), rec["verified"]]
-
+# the cases of argv[1] (JSON), each ``case(*c)`` in a child forked from this process: a list
+# of their JSON results (an exception's repr where one raised) on stdout
+FORKED_CASES = """
 def forked(c):
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(r)
         try:
-            out = case(c)
+            out = case(*c)
         except BaseException as exc:
             out = repr(exc)
         os.write(w, json.dumps(out).encode())
@@ -68,6 +57,21 @@ def forked(c):
 
 print(json.dumps([forked(c) for c in json.loads(sys.argv[1])]))
 """
+
+# Each case in a process forked from one that has not loaded numba: its warm-up must load
+# every kernel it runs (a case cannot profit from an earlier case's kernels).
+_FORKED = """
+import json, os, sys
+from toolkit.registry import RunConfig, problems
+from toolkit.run import run_task
+problems()
+assert "numba" not in sys.modules
+
+def case(f, method, opts, limit):
+    rec = run_task(json.load(open(f)), f, method, RunConfig(options=opts, time_limit=limit))
+    return [rec.get("warmup_s"), rec.get("compile_s"), rec["verified"]]
+
+""" + FORKED_CASES
 
 
 def test_every_declared_kernel_set_has_a_warm_up():

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 from tests.test_cli import ROOT
+from tests.test_kernels import FORKED_CASES
 
 EX, LU = "instances/examples/", "instances/lumos/"
 CASES = [(EX + "bench_n32_m8_s2_d0.1.json", "spectra"), (EX + "tiny_random_n4_s2.json", "baseline"),
@@ -38,24 +39,7 @@ def case(f, m):
     out = meth.run(inst, RunConfig())               # what run_task times
     return [sorted(ours() - before), nx, out.solution is not None]
 
-out = []
-for f, m in json.loads(sys.argv[1]):
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        try:
-            res = case(f, m)
-        except BaseException as exc:
-            res = repr(exc)
-        os.write(w, json.dumps(res).encode())
-        os._exit(0)
-    os.close(w)
-    with os.fdopen(r) as pipe:
-        out.append(json.loads(pipe.read()))
-    os.waitpid(pid, 0)
-print(json.dumps(out))
-"""
+""" + FORKED_CASES
 
 
 def test_preload_imports_what_the_run_needs_and_no_more():

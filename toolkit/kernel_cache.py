@@ -104,9 +104,8 @@ def _function_cache():
             self._lineno = py_func.__code__.co_firstlineno
             self._cache_path = str(folder())
 
-        def ensure_cache_path(self):
-            if not writable(folder()):
-                raise OSError(f"{folder()} is not writable")
+        def ensure_cache_path(self):        # before each save: the folder may be gone
+            folder().mkdir(parents=True, exist_ok=True)
 
         def get_source_stamp(self):
             return folder().name        # covers every kernel source (module docstring)

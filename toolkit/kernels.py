@@ -37,7 +37,7 @@ import importlib
 import sys
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 # set -> (module, warm-up function): the one list of compiled kernels
 KERNELS: dict[str, tuple[str, str]] = {
@@ -95,36 +95,35 @@ def _note(name: str, waiting: bool = False) -> None:
 
 
 @contextmanager
-def _cold_note(name: str):
-    """Note (once per process) when the block starts a real compilation, not a cache load
-    (numba's ``numba:compile`` event)."""
-    if _NOTED:
-        yield
-        return
+def _listening(kind: str, handler):
+    """Forward numba's ``kind`` events to ``handler`` (its ``on_start(event)`` and
+    ``on_end(event)``) during the block."""
     from numba.core import event
 
-    listener = _on_compile()(name)
-    event.register("numba:compile", listener)
+    listener = _forward()(handler)
+    event.register(kind, listener)
     try:
         yield
     finally:
-        event.unregister("numba:compile", listener)
+        event.unregister(kind, listener)
 
 
-@functools.lru_cache(maxsize=None)
-def _on_compile():
-    from numba.core import event
+class _OnCompile:
+    """The cold-cache note, on the start of a real compilation (not a cache load)."""
 
-    class OnCompile(event.Listener):
-        def __init__(self, name: str):
-            self.name = name
+    def __init__(self, name: str):
+        self.name = name
 
-        def on_start(self, e):
-            _note(self.name)
+    def on_start(self, event) -> None:
+        _note(self.name)
 
-        def on_end(self, e):
-            pass
-    return OnCompile
+    def on_end(self, event) -> None:
+        pass
+
+
+def _cold_note(name: str):
+    """Note (once per process) when the block compiles (numba's ``numba:compile`` event)."""
+    return nullcontext() if _NOTED else _listening("numba:compile", _OnCompile(name))
 
 
 def is_warm(name: str) -> bool:
@@ -164,30 +163,25 @@ def compile_clock():
     if "numba" not in sys.modules:
         yield clock
         return
-    from numba.core import event
-
-    listener = _forward()(clock)
-    event.register("numba:compiler_lock", listener)
-    try:
+    with _listening("numba:compiler_lock", clock):
         yield clock
-    finally:
-        event.unregister("numba:compiler_lock", listener)
 
 
 @functools.lru_cache(maxsize=None)
 def _forward():
-    """A numba event listener class that forwards to a :class:`CompileTime`."""
+    """A numba event listener class that forwards to a handler (:class:`CompileTime`,
+    :class:`_OnCompile`)."""
     from numba.core import event
 
     class Forward(event.Listener):
-        def __init__(self, clock: CompileTime):
-            self.clock = clock
+        def __init__(self, handler):
+            self.handler = handler
 
         def on_start(self, e):
-            self.clock.on_start(e)
+            self.handler.on_start(e)
 
         def on_end(self, e):
-            self.clock.on_end(e)
+            self.handler.on_end(e)
     return Forward
 
 

@@ -208,7 +208,8 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
         "warm solve (s)": med["warm"], "runtime_s": med["runtime_s"],
         "over = start-up - warm (s)": med["over"], f"max over {repeats} rounds (s)": worst,
         "over, CPU (s)": med["over_cpu"],
-        f"<= {TARGET_S:g} s": med["over"] <= TARGET_S})
+        f"wall <= {TARGET_S:g} s": med["over"] <= TARGET_S,
+        f"CPU <= {TARGET_S:g} s": med["over_cpu"] <= TARGET_S})
     assert raw["compile_s"].isna().all(), "a first solve compiled inside its clock"
     parts = _parts(repeats)
     cold = pd.DataFrame() if quick else _cold(CASES)
@@ -216,7 +217,8 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
     cmd = reproduce_cmd("cold-start", quick, out_dir)
     md = ["# Cold start: the first solve in a new process", "",
           f"Regenerate: `{cmd}` (benchmarks/cold_start.py). Machine: {machine()}.", "",
-          f"Medians of {repeats} interleaved rounds, on {cores} cores; every process is new "
+          f"Medians of {repeats} interleaved rounds, on {cores} cores, at niceness "
+          f"{os.nice(0)}; every process is new "
           "and the kernel cache is the one `make install` filled (`python -m toolkit.kernels`). "
           "`first solve`: wall of `python solve.py solve FILE --method M --format json`; "
           "`list`: wall of `python solve.py list` just before it; `warm solve`: wall of a "
@@ -225,7 +227,9 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
           "`over, CPU`: the same in CPU seconds (user + system), about the wall on an idle "
           "machine (the start-up runs on one core; the wall columns also hold the waits for a "
           "core when the machine is busy: see its load below). "
-          f"Target (issue 29 item 1): over <= {TARGET_S:g} s for every method on 2 cores.", "",
+          f"Target (issue 29 item 1): over <= {TARGET_S:g} s for every method on 2 cores; "
+          "the two verdicts judge the wall at this run's load and the CPU seconds (the "
+          "idle machine's wall).", "",
           md_table(table, ".3g"), "",
           "## Where a start-up goes", "",
           f"Each piece in a fresh process after its prerequisites (numpy; numba for the "
@@ -243,9 +247,11 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
         tables["cold_start_empty.csv"] = cold
     return write_report(out_dir, "cold_start", md, tables, headline(
         f"Cold start: first solve in a new process vs a warm solve, medians of {repeats} on "
-        f"{cores} cores (target, issue 29: over <= {TARGET_S:g} s; the papers have none)",
+        f"{cores} cores at load {os.getloadavg()[0]:.1f} (target, issue 29: over <= "
+        f"{TARGET_S:g} s; the papers have none)",
         table[["family", "method", "first solve (s)", "start-up = first - list (s)",
-               "warm solve (s)", "over = start-up - warm (s)", f"<= {TARGET_S:g} s"]], ".3g"))
+               "warm solve (s)", "over = start-up - warm (s)", "over, CPU (s)",
+               f"wall <= {TARGET_S:g} s", f"CPU <= {TARGET_S:g} s"]], ".3g"))
 
 
 if __name__ == "__main__":

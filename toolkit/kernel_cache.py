@@ -45,10 +45,18 @@ PACKAGE_ROOT = Path(__file__).resolve().parent.parent       # holds toolkit/ and
 
 def root() -> Path:
     """The cache root: ``$NUMBA_CACHE_DIR/ocs-opt``, else ``$XDG_CACHE_HOME/ocs-opt/numba``
-    (``XDG_CACHE_HOME`` defaults to ``~/.cache``)."""
+    (``XDG_CACHE_HOME`` defaults to ``~/.cache``; without a home folder, one in the temporary
+    folder)."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return Path(os.environ["NUMBA_CACHE_DIR"]) / "ocs-opt"
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = Path.home() / ".cache"
+        except RuntimeError:        # no home folder (a service account): the temp folder
+            import tempfile
+
+            base = Path(tempfile.gettempdir()) / f"ocs-opt-{os.getuid()}"
     return Path(base) / "ocs-opt" / "numba"
 
 

@@ -5,8 +5,8 @@ user's way (issue 29 item 1).
 numba compiles a kernel on its first call with each signature (argument types, array
 layouts), or loads the machine code from its disk cache (toolkit.kernel_cache: a per-user
 folder, ``~/.cache/ocs-opt/numba`` or under ``NUMBA_CACHE_DIR``, keyed by the kernels'
-sources): 15-90 s per set with an empty cache on 2 cores, 0.3-1 s per process from the
-cache. ``make install`` (and ``python -m toolkit.kernels`` after a ``pip install``) fills
+sources): 15-90 s per set with an empty cache on 2 cores, 0.4-0.8 s per process from
+the cache. ``make install`` (and ``python -m toolkit.kernels`` after a ``pip install``) fills
 the cache for every set, so no run compiles; a process that does (a new host, an edited
 kernel) says so once on stderr (:func:`warm`). A method that runs compiled code declares
 the sets it uses (``Method.kernels``); ``toolkit.registry.preload`` warms them before
@@ -17,14 +17,15 @@ A warm-up calls its kernels through the Python entry points the methods call, on
 inputs of the same types, so it compiles exactly the signatures a real run uses
 (tests/test_kernels.py: a run after its warm-up compiles nothing).
 
-[DECISION] JIT with a filled cache, not ahead-of-time code. numba's AOT compiler
-(``numba.pycc``) is deprecated and builds a fixed-signature extension without the typed
-dispatch the kernels use (Generators, tuples of arrays); rewriting the kernels (about 1,500
-lines over six files) as C or Cython would fork them from the Python reference and add a
-compiler to the install; no library does ejection chains or the warm-started
-Jonker-Volgenant rounds. With the cache filled at install, a new process pays numba's import
-and the loading of the signatures it runs (results/cold_start.md splits it), within the
-issue's 1.5 s per first solve on 2 cores; the kernels stay one Python source.
+[DECISION] JIT with a cache filled at install, not ahead-of-time code. numba's AOT
+compiler (``numba.pycc``) is deprecated, needs a C compiler at install and an explicit
+signature per entry point; rewriting the kernels (42 functions, about 1,700 lines over six
+files) in C or Cython would fork them from the Python reference and add a compiler to the
+install; no library does ejection chains or the warm-started Jonker-Volgenant rounds. With
+the cache filled, a new process pays numba's import and its first cache load (numba's
+registries, which import scipy.linalg) and the signatures it runs, 0.4-0.8 s on 2 cores,
+so the first solve stays within the issue's 1.5 s of a warm one
+(results/cold_start.md); the kernels stay one Python source.
 
 :func:`compile_clock` measures what this thread still spends in numba's compiler (a
 signature a warm-up missed): ``run_task`` leaves it out of ``runtime_s`` (reported as

@@ -5,8 +5,8 @@ user's way (issue 29 item 1).
 numba compiles a kernel on its first call with each signature (argument types, array
 layouts), or loads the machine code from its disk cache (toolkit.kernel_cache: a per-user
 folder, ``~/.cache/ocs-opt/numba`` or under ``NUMBA_CACHE_DIR``, keyed by the kernels'
-sources): 15-90 s per set with an empty cache on 2 cores, 0.4-0.8 s per process from
-the cache. ``make install`` (and ``python -m toolkit.kernels`` after a ``pip install``) fills
+sources): 15-100 s per set with an empty cache on 2 cores, 0.65 CPU seconds per process
+from the cache. ``make install`` (and ``python -m toolkit.kernels`` after a ``pip install``) fills
 the cache for every set, so no run compiles; a process that does (a new host, an edited
 kernel) says so once on stderr (:func:`warm`). A method that runs compiled code declares
 the sets it uses (``Method.kernels``); ``toolkit.registry.preload`` warms them before
@@ -23,9 +23,9 @@ signature per entry point; rewriting the kernels (42 functions, about 1,700 line
 files) in C or Cython would fork them from the Python reference and add a compiler to the
 install; no library does ejection chains or the warm-started Jonker-Volgenant rounds. With
 the cache filled, a new process pays numba's import and its first cache load (numba's
-registries, which import scipy.linalg) and the signatures it runs, 0.4-0.8 s on 2 cores,
-so the first solve stays within the issue's 1.5 s of a warm one
-(results/cold_start.md); the kernels stay one Python source.
+registries, which import scipy.linalg) and the signatures it runs: 0.65-0.85 CPU seconds,
+the wall of an idle 2-core machine, within the issue's 1.5 s (results/cold_start.md); the
+kernels stay one Python source.
 
 :func:`compile_clock` measures what this thread still spends in numba's compiler (a
 signature a warm-up missed): ``run_task`` leaves it out of ``runtime_s`` (reported as

@@ -10,11 +10,10 @@ import sys
 from tests.test_cli import ROOT
 from tests.test_kernels import FORKED_CASES
 
-EX, LU = "instances/examples/", "instances/lumos/"
+EX, LU, A2A = "instances/examples/", "instances/lumos/", "instances/a2a/uniform_n4_k1.json"
 CASES = [(EX + "bench_n32_m8_s2_d0.1.json", "spectra"), (EX + "tiny_random_n4_s2.json", "baseline"),
          (EX + "delta_megatron-177b-n12.json", "sqrt-alloc"),
-         ("instances/a2a/uniform_n4_k1.json", "rdc"), ("instances/a2a/uniform_n4_k1.json", "mixnet"),
-         ("instances/a2a/uniform_n4_k1.json", "exact-k1"),
+         (A2A, "rdc"), (A2A, "mixnet"), (A2A, "exact-k1"),
          (LU + "cross-rings-P8.json", "itv-mdmcf"), (LU + "cross-rings-P8.json", "itv-ilp"),
          (LU + "cross-rings-P8.json", "realize"), (LU + "uniform-rings-P8.json", "uniform-greedy"),
          (LU + "logical-leaf-triangle-tau1.json", "logical-ilp-min"),

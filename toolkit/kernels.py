@@ -5,13 +5,14 @@ user's way (issue 29 item 1).
 numba compiles a kernel on its first call with each signature (argument types, array
 layouts), or loads the machine code from its disk cache (toolkit.kernel_cache: a per-user
 folder, ``~/.cache/ocs-opt/numba`` or under ``NUMBA_CACHE_DIR``, keyed by the kernels'
-sources): 15-100 s per set with an empty cache on 2 cores, 0.65 CPU seconds per process
-from the cache. ``make install`` (and ``python -m toolkit.kernels`` after a ``pip install``) fills
-the cache for every set, so no run compiles; a process that does (a new host, an edited
-kernel) says so once on stderr (:func:`warm`). A method that runs compiled code declares
-the sets it uses (``Method.kernels``); ``toolkit.registry.preload`` warms them before
-``run_task`` starts its clock, once per process (solve, batch and Dask workers, the API),
-so ``runtime_s`` and the OCS algorithm time that ``lumos-sim`` charges hold no compilation.
+sources): 15-100 s per set with an empty cache on 2 cores, 0.65 CPU seconds per process from
+the cache. ``make install`` (and ``python -m toolkit.kernels`` after a ``pip install``)
+fills the cache for every set, so no run compiles; a process that does (a new host, an
+edited kernel) says so once on stderr (:func:`warm`). A method that runs compiled code
+declares the sets it uses (``Method.kernels``); ``toolkit.registry.preload`` warms them
+before ``run_task`` starts its clock, once per process (solve, batch and Dask workers, the
+API), so ``runtime_s`` and the OCS algorithm time that ``lumos-sim`` charges hold no
+compilation.
 
 A warm-up calls its kernels through the Python entry points the methods call, on tiny
 inputs of the same types, so it compiles exactly the signatures a real run uses

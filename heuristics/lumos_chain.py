@@ -14,10 +14,10 @@ heuristics.lumos_eject.Work: a search charges the states it expands.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-njit = numba.njit(cache=True)
+from toolkit.kernel_cache import njit
+
 LOG_ROWS = 4096             # journal bound: a re-keep attempt (lumos_eject's journaled step)
                             # writes <= 4 + 2 * 41 * 4 = 332 rows: two chains (no Konig
                             # fallback) of <= 41 moves, each a put and up to three drops; the

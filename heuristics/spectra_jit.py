@@ -24,9 +24,9 @@ one than scipy's (spec 6.5), so schedules may differ on ties, never in a round's
 The row reduction is capped at 4n row steps per round (float ties can make it cycle; a
 count, not the clock); the rows left go to the augmenting paths, which always finish.
 
-numba compiles on first use (about 6-18 s on 2 busy cores) and caches the machine code in
-``__pycache__`` beside this file (``cache=True``; or ``NUMBA_CACHE_DIR``); a new process then
-imports numba and loads the cache in about 0.3-0.5 s, which is why ``decompose`` uses scipy
+numba compiles on first use (about 6-18 s on 2 busy cores; ``make install`` does it) and
+caches the machine code (toolkit.kernel_cache); a new process then imports numba and loads
+the cache in about 0.3-0.5 s, which is why ``decompose`` uses scipy
 below ``JIT_MIN_N`` lines and the CLI offers ``--option matching=scipy``. The methods that
 run these rounds warm them (:func:`warm_up`, toolkit.kernels "spectra") before their clock
 starts, so ``runtime_s`` holds neither. Complexity per round:
@@ -34,13 +34,14 @@ O(n^2) for the reductions, plus O(n^2) per augmenting path.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from toolkit.kernel_cache import njit
 
 OK, INFEASIBLE, UNCOVERED = 0, 1, 2
 
 
-@numba.njit(cache=True)
+@njit
 def assign(R, x, y, v, d, pred, cols):
     """Min-cost perfect assignment of the square R >= 0 (+inf = forbidden): x[i] = column.
 
@@ -152,7 +153,7 @@ def assign(R, x, y, v, d, pred, cols):
                 break
     return True
 
-@numba.njit(cache=True)
+@njit
 def rounds(D, eps, supp):
     """Alg. 1 lines 2-10: (perms k x n with -1 = idle, alphas, status)."""
     n = D.shape[0]

@@ -1,18 +1,32 @@
-"""The compiled (numba) kernels: one list of kernel sets and their warm-ups, and the clock
-of compilation (issue 28 item 3: times are the algorithm's).
+"""The compiled (numba) kernels: one list of kernel sets and their warm-ups, the clock of
+compilation (issue 28 item 3: times are the algorithm's), and compilation out of the
+user's way (issue 29 item 1).
 
 numba compiles a kernel on its first call with each signature (argument types, array
-layouts), or loads the machine code from its disk cache (``NUMBA_CACHE_DIR``; by default
-``__pycache__`` beside the module): 0.3-0.5 s per process from the cache, 6-30 s per set
-with an empty cache on 2 cores. A method that runs compiled code declares the sets it uses
-(``Method.kernels``); ``toolkit.registry.preload`` warms them before ``run_task`` starts
-its clock, once per process (solve, batch and Dask workers, the API), so ``runtime_s`` and
-the OCS algorithm time that ``lumos-sim`` charges hold no compilation.
+layouts), or loads the machine code from its disk cache (toolkit.kernel_cache: a per-user
+folder, ``~/.cache/ocs-opt/numba`` or under ``NUMBA_CACHE_DIR``, keyed by the kernels'
+sources): 15-100 s per set with an empty cache on 2 cores, 0.65 CPU seconds per process from
+the cache. ``make install`` (and ``python -m toolkit.kernels`` after a ``pip install``)
+fills the cache for every set, so no run compiles; a process that does (a new host, an
+edited kernel) says so once on stderr (:func:`warm`). A method that runs compiled code
+declares the sets it uses (``Method.kernels``); ``toolkit.registry.preload`` warms them
+before ``run_task`` starts its clock, once per process (solve, batch and Dask workers, the
+API), so ``runtime_s`` and the OCS algorithm time that ``lumos-sim`` charges hold no
+compilation.
 
 A warm-up calls its kernels through the Python entry points the methods call, on tiny
 inputs of the same types, so it compiles exactly the signatures a real run uses
-(tests/test_kernels.py: a run after its warm-up compiles nothing). ``python -m
-toolkit.kernels`` warms every set, e.g. to fill the cache ahead of any run.
+(tests/test_kernels.py: a run after its warm-up compiles nothing).
+
+[DECISION] JIT with a cache filled at install, not ahead-of-time code. numba's AOT
+compiler (``numba.pycc``) is deprecated, needs a C compiler at install and an explicit
+signature per entry point; rewriting the kernels (42 functions, about 1,700 lines over six
+files) in C or Cython would fork them from the Python reference and add a compiler to the
+install; no library does ejection chains or the warm-started Jonker-Volgenant rounds. With
+the cache filled, a new process pays numba's import and its first cache load (numba's
+registries, which import scipy.linalg) and the signatures it runs: 0.65-0.85 CPU seconds,
+the wall of an idle 2-core machine, within the issue's 1.5 s (results/cold_start.md); the
+kernels stay one Python source.
 
 :func:`compile_clock` measures what this thread still spends in numba's compiler (a
 signature a warm-up missed): ``run_task`` leaves it out of ``runtime_s`` (reported as
@@ -25,7 +39,7 @@ import importlib
 import sys
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 # set -> (module, warm-up function): the one list of compiled kernels
 KERNELS: dict[str, tuple[str, str]] = {
@@ -41,21 +55,77 @@ _LOCK = threading.Lock()
 
 def warm(names) -> float:
     """Compile or load the kernel sets ``names`` not yet warm in this process; returns the
-    seconds spent (0.0 when all were warm)."""
+    seconds spent (0.0 when all were warm). A set the cache lacks is compiled into it, by
+    one process per machine at a time (toolkit.kernel_cache.filling), after one note on
+    stderr, the first time this process compiles anything."""
     todo = [n for n in dict.fromkeys(names) if n not in _WARM]
     for n in todo:
         if n not in KERNELS:
             raise KeyError(f"unknown kernel set {n!r} (known: {', '.join(KERNELS)})")
     if not todo:
         return 0.0
+    from toolkit import kernel_cache
+
     t0 = time.perf_counter()
     with _LOCK:                 # Dask worker threads: one warm-up per set
         for n in todo:
             if n not in _WARM:
                 module, fn = KERNELS[n]
-                getattr(importlib.import_module(module), fn)()
+                mod = importlib.import_module(module)
+                with _cold_note(n), kernel_cache.filling(n, lambda: _note(n, waiting=True)):
+                    getattr(mod, fn)()
                 _WARM.add(n)
     return time.perf_counter() - t0
+
+
+_NOTED = False                  # the cold-cache note is printed once per process
+
+
+def _note(name: str, waiting: bool = False) -> None:
+    """The one cold-cache note of this process, on stderr (toolkit.progress.note)."""
+    global _NOTED
+    if _NOTED:
+        return
+    _NOTED = True
+    from toolkit.kernel_cache import folder
+    from toolkit.progress import note
+
+    what = "waiting for another process that compiles" if waiting else "compiling"
+    note(f"note: {what} the numba kernels of {name} (toolkit.kernels) into {folder()}: "
+         f"once per machine and version, 10-90 s per set; `make install` or `python -m "
+         f"toolkit.kernels` does it ahead of any run")
+
+
+@contextmanager
+def _listening(kind: str, handler):
+    """Forward numba's ``kind`` events to ``handler`` (its ``on_start(event)`` and
+    ``on_end(event)``) during the block."""
+    from numba.core import event
+
+    listener = _forward()(handler)
+    event.register(kind, listener)
+    try:
+        yield
+    finally:
+        event.unregister(kind, listener)
+
+
+class _OnCompile:
+    """The cold-cache note, on the start of a real compilation (not a cache load)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def on_start(self, event) -> None:
+        _note(self.name)
+
+    def on_end(self, event) -> None:
+        pass
+
+
+def _cold_note(name: str):
+    """Note (once per process) when the block compiles (numba's ``numba:compile`` event)."""
+    return nullcontext() if _NOTED else _listening("numba:compile", _OnCompile(name))
 
 
 def is_warm(name: str) -> bool:
@@ -95,38 +165,45 @@ def compile_clock():
     if "numba" not in sys.modules:
         yield clock
         return
-    from numba.core import event
-
-    listener = _forward()(clock)
-    event.register("numba:compiler_lock", listener)
-    try:
+    with _listening("numba:compiler_lock", clock):
         yield clock
-    finally:
-        event.unregister("numba:compiler_lock", listener)
 
 
 @functools.lru_cache(maxsize=None)
 def _forward():
-    """A numba event listener class that forwards to a :class:`CompileTime`."""
+    """A numba event listener class that forwards to a handler (:class:`CompileTime`,
+    :class:`_OnCompile`)."""
     from numba.core import event
 
     class Forward(event.Listener):
-        def __init__(self, clock: CompileTime):
-            self.clock = clock
+        def __init__(self, handler):
+            self.handler = handler
 
         def on_start(self, e):
-            self.clock.on_start(e)
+            self.handler.on_start(e)
 
         def on_end(self, e):
-            self.clock.on_end(e)
+            self.handler.on_end(e)
     return Forward
 
 
-def main() -> None:
-    """Warm every kernel set (compile into the numba cache); one line per set on stderr."""
-    for name in KERNELS:
+def main(argv=None) -> None:
+    """Warm every kernel set, or those named (compile them into the cache, or load them);
+    one line per set on stderr, nothing on stdout."""
+    import argparse
+
+    from toolkit.kernel_cache import folder
+
+    ap = argparse.ArgumentParser(prog="python -m toolkit.kernels", description=main.__doc__)
+    ap.add_argument("sets", nargs="*", metavar="SET",
+                    help=f"kernel sets (default: all of {', '.join(KERNELS)})")
+    args = ap.parse_args(argv)
+    for name in args.sets:
+        if name not in KERNELS:
+            ap.error(f"unknown kernel set {name!r} (known: {', '.join(KERNELS)})")
+    for name in args.sets or KERNELS:
         t = warm([name])
-        print(f"kernels {name}: {t:.1f} s", file=sys.stderr)
+        print(f"kernels {name}: {t:.1f} s ({folder()})", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -126,7 +126,7 @@ def run_sim(name: str, kind: str):
         with cfg.budget.stage("simulation"):
             res = Simulator(arch, alg_time=cfg.option("alg_time")).run(inst.jobs)
         wall = time.perf_counter() - t0
-        sol = SimSolution(res.jobs.to_dict("records"), res.reconfigs.to_dict("records"))
+        sol = SimSolution(*res.records())
         st = res.stats
         metrics = {"sim_s": wall, **{k: st[k] for k in STAT_KEYS}, "reconfig_method": reconfig}
         ctrl = arch.controller

@@ -194,14 +194,14 @@ def lazy(module: str, name: str) -> Callable:
 
 
 def preload(method: Method, inst=None, cfg: RunConfig | None = None) -> float:
-    """Import the modules that ``method``'s problem module binds with :func:`lazy`, and
+    """Import the modules a run of ``method`` calls into (toolkit.method_imports), and
     compile or load the compiled kernels a run on ``inst`` with ``cfg`` uses
     (``Method.kernels``; once per process), so a timed run (``runtime_s``) includes
     neither: the heuristics for a heuristic, also the models (gurobipy, scipy.sparse) for
     a model method. Returns the seconds the kernels took (0.0 when already warm)."""
-    for mod in sorted(_LAZY.get(getattr(method.fn, "__module__", ""), ())):
-        if method.kind == "model" or mod.startswith("heuristics."):
-            importlib.import_module(mod)
+    from toolkit.method_imports import import_modules
+
+    import_modules(method, _LAZY)
     sets = method.kernel_sets(inst, cfg)
     if not sets:
         return 0.0

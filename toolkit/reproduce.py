@@ -156,6 +156,10 @@ TARGETS: dict[str, Target] = {
     "import-time": Target("benchmarks.import_time:run",
                           "start-up cost: import time of list, --help and a heuristic solve (< 0.5 s)",
                           "~10 s", None),
+    "cold-start": Target("benchmarks.cold_start:run",
+                         "first solve in a new process vs a warm solve per method family, where "
+                         "the start-up goes, and compiling with an empty kernel cache",
+                         "~13 min", "~2.5 min"),
 }
 
 

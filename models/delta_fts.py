@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import gurobipy as gp
 import numpy as np
@@ -19,7 +20,7 @@ from gurobipy import GRB
 
 from instances.dag import longest_depth
 from instances.delta import DeltaInstance, nic_groups
-from models.backend import Result, new_model
+from models.backend import Result, every, new_model
 from models.delta_milp import x_max
 
 
@@ -39,9 +40,13 @@ class FixedStepHandles:
         return (res.value(self.C) - 1.0) * self.dt
 
 
-def build_fixed_step(inst: DeltaInstance, dt: float, T_up: float, fair: bool = False
+def build_fixed_step(inst: DeltaInstance, dt: float, T_up: float, fair: bool = False,
+                     check: Callable[[], None] | None = None
                      ) -> tuple[gp.Model, FixedStepHandles]:
-    """Eqs. (19), (21)-(30) with slice length ``dt`` (ms) over a horizon covering ``T_up``."""
+    """Eqs. (19), (21)-(30) with slice length ``dt`` (ms) over a horizon covering ``T_up``.
+    ``check`` (e.g. ``Budget.check``) is called between constraint groups and every few
+    hundred rows; it may raise to stop the build (the run's time limit)."""
+    tick = every(check, 64)
     if dt <= 0:
         raise ValueError(f"step must be > 0, got {dt}")
     B, M, nE = inst.bandwidth, inst.n_tasks, len(inst.links)
@@ -58,12 +63,14 @@ def build_fixed_step(inst: DeltaInstance, dt: float, T_up: float, fair: bool = F
     Sf = model.addMVar((M, T), vtype=GRB.BINARY, name="Sflag")
     Cf = model.addMVar((M, T), vtype=GRB.BINARY, name="Cflag")
     C = model.addVar(lb=0.0, name="C")
+    tick.now()
 
     # (21) port budgets (x symmetric by construction, one value per link/orbit)
     model.addConstr(inst.incidence @ x <= inst.ports, name="eq21_ports")
     # (22) directed link capacity per slice
     res = inst.res_of
     for rr in np.unique(res):
+        tick()
         tasks = np.flatnonzero(res == rr)
         model.addConstr(r[tasks].sum(axis=0) <= B * x[rr // 2] * np.ones(T), name=f"eq22_link[{rr}]")
     # (23) NIC capacity per slice, one row per distinct Phi(g)
@@ -72,20 +79,24 @@ def build_fixed_step(inst: DeltaInstance, dt: float, T_up: float, fair: bool = F
             coef = np.zeros(M)
             coef[list(key)] = 1.0 / inst.flows[list(key)]
             model.addConstr(coef @ r <= B, name=f"eq23_{side[:3]}[{j}]")
+    tick.now()
     # (24) one start and one completion; (25) activity changes only at them (y_0 = 0)
     model.addConstr(Sf.sum(axis=1) == 1, name="eq24_start")
     model.addConstr(Cf.sum(axis=1) == 1, name="eq24_end")
     model.addConstr(y[:, :1] == Sf[:, :1] - Cf[:, :1], name="eq25_first")
     model.addConstr(y[:, 1:] - y[:, :-1] == Sf[:, 1:] - Cf[:, 1:], name="eq25_change")
+    tick.now()
     # (26) volume delivered; (27) rate only while active, at most F_m B
     model.addConstr(r.sum(axis=1) * dt >= inst.volume, name="eq26_volume")
     model.addConstr(r <= y * (inst.flows * B)[:, None], name="eq27_active")
+    tick.now()
     # release times: the first active slice starts at (t-1) dt >= r_m
     first = np.ceil(inst.release / dt - 1e-9).astype(int) + 1
     for m in np.flatnonzero(first > 1):
         model.addConstr(Sf[m, : first[m] - 1].sum() == 0, name=f"release[{m}]")
     # (28) dependencies in slice units with the delay rounded up
     for a, b, d in inst.deps:
+        tick()
         model.addConstr(slots @ Sf[int(b)] >= slots @ Cf[int(a)] + math.ceil(d / dt - 1e-9),
                         name=f"eq28_dep[{int(a)},{int(b)}]")
     # (29) optional fair sharing per directed link
@@ -96,15 +107,18 @@ def build_fixed_step(inst: DeltaInstance, dt: float, T_up: float, fair: bool = F
                 continue
             u = model.addMVar(T, lb=0.0, ub=B, name=f"u[{rr}]")
             for m in tasks:
+                tick()
                 model.addConstr(r[m] / inst.flows[m] - u <= B * (1 - y[m]), name=f"eq29a[{m}]")
                 model.addConstr(u - r[m] / inst.flows[m] <= B * (1 - y[m]), name=f"eq29b[{m}]")
     # (30) makespan in slices, plus tails (rounded up) and the all-intra path Q_0
     q = np.ceil(inst.tail / dt - 1e-9)
     for m in range(M):
+        tick()
         model.addConstr(C >= slots * Cf[m] + q[m] * Cf[m], name=f"eq30_makespan[{m}]")
     if inst.q0 > 0:
         model.addConstr(C >= inst.q0 / dt + 1, name="eq30_q0")
     model.setObjective(C, GRB.MINIMIZE)                                  # (19)
+    tick.now()
     model.update()
     return model, FixedStepHandles(inst, dt, T, x, r, y, Sf, Cf, C)
 

@@ -14,7 +14,8 @@ import scipy.sparse as sp
 import gurobipy as gp
 
 from models import interrupt
-from models.backend import HIGHS_PARAM_MAP, BackendError, Result, interrupted_message
+from models.backend import (HIGHS_PARAM_MAP, NOT_SOLVED, BackendError, Result,
+                            interrupted_message, time_left)
 from models.solver_log import echo, solver_output
 
 _INF = 1e30  # |bound| >= this is infinite for HiGHS
@@ -52,7 +53,11 @@ def export_matrix(model: gp.Model) -> dict:
                 rup=rup, lb=lb, ub=ub, integrality=integ)
 
 
-def solve_highs(model, params, start_items, log) -> Result:
+def solve_highs(model, params, start_items, log, since: float | None = None) -> Result:
+    """Solve ``model`` with HiGHS. Its time limit is what is left of ``params``' TimeLimit
+    (counted from ``since``, when ``models.backend.solve`` was called) once the matrix is
+    exported and passed; the interrupt callbacks also stop it at that deadline, since
+    HiGHS checks its own clock only between some phases."""
     import highspy
 
     try:
@@ -96,8 +101,17 @@ def solve_highs(model, params, start_items, log) -> Result:
     if is_mip:                  # the incumbent trajectory (the MIP start counts if accepted)
         h.cbMipImprovingSolution.subscribe(lambda e: incumbents.append(
             (time.perf_counter() - t0, float(e.data_out.objective_function_value))))
-    def stop(e):                # Ctrl-C (models.interrupt)
-        if interrupt.requested():
+    left = time_left(params, since)     # the time limit less the export and passModel
+    if left is not None and left <= 0:
+        if log_fh is not None:
+            log_fh.close()
+        return Result("time_limit_no_solution", message=NOT_SOLVED)
+    deadline = None if left is None else time.perf_counter() + left
+    if left is not None:
+        h.setOptionValue("time_limit", left)
+
+    def stop(e):                # Ctrl-C (models.interrupt) or past the deadline
+        if interrupt.requested() or (deadline is not None and time.perf_counter() > deadline):
             e.interrupt()
 
     for cb in (h.cbSimplexInterrupt, h.cbIpmInterrupt, h.cbMipInterrupt):

@@ -58,7 +58,8 @@ def reconfig_cfg(cfg: RunConfig, method: str) -> RunConfig:
     from toolkit.registry import problem
 
     m = problem("lumos-reconfig").methods[method]
-    return replace(cfg, options={}, declared=m.options, options_shared=False)
+    return replace(cfg, options={}, declared=m.options, options_shared=False,
+                   budget=cfg.budget.sub() if cfg.budget is not None else None)
 
 
 def sim_kernels(name: str):
@@ -124,7 +125,8 @@ def run_sim(name: str, kind: str):
             arch.controller.fallback = fallback
         t0 = time.perf_counter()
         with cfg.budget.stage("simulation"):
-            res = Simulator(arch, alg_time=cfg.option("alg_time")).run(inst.jobs)
+            res = Simulator(arch, alg_time=cfg.option("alg_time")).run(
+                inst.jobs, check=cfg.budget.checker("the simulation"))
         wall = time.perf_counter() - t0
         sol = SimSolution(*res.records())
         st = res.stats

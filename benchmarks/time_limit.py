@@ -30,10 +30,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmarks.common import machine, md_table, write_report
+from benchmarks.common import headline, machine, md_table, reproduce_cmd, write_report
 
 ROOT = Path(__file__).resolve().parent.parent
-CMD = "python solve.py reproduce time-limit"
 BUSY = 2                       # busy processes beside each run
 
 
@@ -184,34 +183,39 @@ def run(quick: bool = False, out_dir: Path = Path("results"), only: str | None =
     return report(pd.DataFrame(rows), quick, out_dir)
 
 
-def report(df: pd.DataFrame, quick: bool, out_dir: Path) -> list[Path]:
+def report(df: pd.DataFrame, quick: bool, out_dir: Path):
     over = df[~df.in_time]
     wall_over = df[~df.wall_in_time]
     loads = df.load1.tolist()
+    cmd = reproduce_cmd("time-limit", quick, out_dir)
+    what = "quick: the issue's cases only" if quick else "full"
+    result = (f"{len(df) - len(over)} of {len(df)} runs ended in time"
+              + (f" (over: {', '.join(over.case)})" if len(over) else "")
+              + f"; process wall within the same allowance: {len(df) - len(wall_over)} of "
+              f"{len(df)}" + (f" (over: {', '.join(wall_over.case)})" if len(wall_over) else ""))
+    table = df[["case", "limit_s", "allowed_s", "elapsed_s", "wall_s", "status", "verified",
+                "in_time", "note"]]
     lines = [
         "# `--time-limit` bounds the whole run (issue 28, item 4)", "",
-        f"Command: `{CMD}{' --quick' if quick else ''}` ({'quick: the issue cases only' if quick else 'full'}). "
-        f"Each case is one fresh `python solve.py solve FILE --method M --time-limit L "
-        f"--format json` process, run while {BUSY} busy processes (`python -c 'while True: "
-        "pass'`) load the machine.", "",
+        f"Regenerate: `{cmd}` ({what}). Each case is one fresh `python solve.py solve FILE "
+        f"--method M --time-limit L --format json` process, run while {BUSY} busy processes "
+        "(`python -c 'while True: pass'`) load the machine.", "",
         f"Machine: {machine()}. Load average (1 min) after each case: median "
         f"{statistics.median(loads):.1f}, range {min(loads):.1f}-{max(loads):.1f}.", "",
         "Target: every run ends within L + max(2 s, 10% of L) on its own clock (`elapsed_s`: "
         "from the moment the run takes the instance, loading, importing, numba compilation, "
         "heuristics, model building, solving and the final check included). `wall_s` is the "
-        "whole process, which adds the interpreter's and the command line's start-up (about "
-        "1-2 s at this load) and the output.", "",
-        f"Result: {len(df) - len(over)} of {len(df)} runs ended in time"
-        + (f"; over: {', '.join(over.case)}" if len(over) else "") + f". Process wall within "
-        f"the same allowance: {len(df) - len(wall_over)} of {len(df)}"
-        + (f" (over: {', '.join(wall_over.case)})" if len(wall_over) else "") + ".", "",
+        "whole process, which adds the interpreter's and the command line's start-up and the "
+        "output.", "",
+        f"Result: {result}.", "",
         "`status`: `feasible` with a message naming the kept solution (e.g. the MIP start "
         "heuristic's) when the limit stopped the method before its solver had one; "
         "`time_limit_no_solution` when it had none (exit 1).", "",
-        md_table(df[["case", "limit_s", "allowed_s", "elapsed_s", "wall_s", "status",
-                     "verified", "in_time", "note"]], ".3g"), "",
+        md_table(table, ".3g"), "",
         "Messages:", ""] + [f"* {r.case}: {r.message}" for r in df.itertuples() if r.message]
-    return write_report(out_dir, "time_limit", lines, {"time_limit.csv": df})
+    head = headline(f"--time-limit: {result} (target: limit + max(2 s, 10%))",
+                    df[["case", "limit_s", "allowed_s", "elapsed_s", "wall_s", "status"]], ".3g")
+    return write_report(out_dir, "time_limit", lines, {"time_limit.csv": df}, head)
 
 
 if __name__ == "__main__":

@@ -73,6 +73,7 @@ class Result:
     n_constrs: int = 0
     message: str = ""
     iis_file: str | None = None
+    time_limit: float | None = None     # seconds the solver was given (None: no limit)
     x: np.ndarray | None = field(default=None, repr=False)  # indexed by Var.index
     # (seconds since the solve started, objective) of every improving MIP solution
     incumbents: list[tuple[float, float]] = field(default_factory=list, repr=False)
@@ -374,6 +375,7 @@ def _solve_gurobi(model, params, start_items, log, iis_path, since=None) -> Resu
                       runtime_s=time.perf_counter() - t0)
     runtime = time.perf_counter() - t0
     st = model.Status
+    given = left
     if st == GRB.INF_OR_UNBD:  # disambiguate
         model.setParam("DualReductions", 0)
         armed.clear()
@@ -384,7 +386,8 @@ def _solve_gurobi(model, params, start_items, log, iis_path, since=None) -> Resu
     if st == GRB.INTERRUPTED:   # Ctrl-C, caught by us or (before the first callback) by Gurobi
         interrupt.request()
     has_sol = model.SolCount > 0
-    res = Result(_gurobi_status(st, has_sol), runtime_s=runtime, incumbents=incumbents)
+    res = Result(_gurobi_status(st, has_sol), runtime_s=runtime, incumbents=incumbents,
+                 time_limit=given)
     if has_sol and res.status in ("optimal", "feasible", "interrupted"):
         res.x = np.array(model.getAttr("X", model.getVars()), dtype=float)
         res.objective = float(model.ObjVal)

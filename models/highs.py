@@ -145,7 +145,7 @@ def solve_highs(model, params, start_items, log, since: float | None = None) -> 
         status, has_sol = "optimal", True
     else:
         status = "error"
-    res = Result(status, runtime_s=runtime, incumbents=incumbents)
+    res = Result(status, runtime_s=runtime, incumbents=incumbents, time_limit=left)
     if has_sol and status in ("optimal", "feasible", "interrupted"):
         res.x = np.array(h.getSolution().col_value, dtype=float) if n else np.zeros(0)
         res.objective = float(info.objective_function_value) if n else mx["offset"]

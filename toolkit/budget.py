@@ -161,19 +161,13 @@ class Budget:
         if self.limit is None or not _can_arm():
             yield self
             return
-        from models import interrupt
-
         late = grace(self.limit)
 
         def on_alarm(signum, frame):
-            if interrupt.solver_active():
-                signal.setitimer(signal.ITIMER_REAL, late)
-                return
-            if _compiled_callback(frame):
-                signal.setitimer(signal.ITIMER_REAL, 0.05)
-                return
-            signal.setitimer(signal.ITIMER_REAL, late)    # again, should the raise be caught
-            raise TimeLimitReached(self.limit, self.elapsed(), self.current)
+            # look again soon in a compiled kernel's callback, one grace later elsewhere
+            # (should the exception be caught, or a solver be running)
+            signal.setitimer(signal.ITIMER_REAL, 0.05 if _compiled_callback(frame) else late)
+            self.stop_in(frame)
 
         prev = signal.signal(signal.SIGALRM, on_alarm)
         try:
@@ -182,6 +176,16 @@ class Budget:
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, prev)
+
+    def stop_in(self, frame) -> None:
+        """The watchdog's decision where the main thread is (``frame``): raise
+        :class:`TimeLimitReached`, except inside a solver call or in Python code that a
+        compiled kernel called back (there it waits)."""
+        from models import interrupt
+
+        if interrupt.solver_active() or _compiled_callback(frame):
+            return
+        raise TimeLimitReached(self.limit, self.elapsed(), self.current)
 
 
 def _compiled_callback(frame) -> bool:

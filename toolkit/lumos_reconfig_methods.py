@@ -229,10 +229,11 @@ def _itv_ilp_config(inst: ReconfigInstance, cfg: RunConfig, keep: bool = False):
     t0 = time.perf_counter()
     H = inst.fabric.H
     for h in range(H):
-        cfg.budget.check(f"group {h + 1} of {H}")
-        model, hd = build_itv(inst.C[h], _old_mats(inst, h), reduced=reduced)
-        start = itv_start(hd, [seed.matrix(h, k) for k in range(inst.fabric.k_spine)]) if seed else None
         with cfg.budget.stage(f"{H} groups"):
+            cfg.budget.check(f"group {h + 1} of {H}")
+            model, hd = build_itv(inst.C[h], _old_mats(inst, h), reduced=reduced)
+            start = itv_start(hd, [seed.matrix(h, k) for k in range(inst.fabric.k_spine)]) \
+                if seed else None
             res = solve(model, start=start, **_group_kw(cfg, H - h))
         results.append(res)
         if not res.has_solution:
@@ -265,11 +266,11 @@ def run_uniform_ilp(inst: ReconfigInstance, cfg: RunConfig) -> MethodOutput:
     t0 = time.perf_counter()
     K, base, H = inst.fabric.k_spine, lex_base(inst), inst.fabric.H
     for h in range(H):
-        cfg.budget.check(f"group {h + 1} of {H}")
-        model, hd = build_uniform(inst.C[h], _old_mats(inst, h))
-        start = uniform_start(hd, [seed.matrix(h, k) for k in range(K)]) if seed else None
-        kw = _group_kw(cfg, H - h)
         with cfg.budget.stage(f"{H} groups"):
+            cfg.budget.check(f"group {h + 1} of {H}")
+            model, hd = build_uniform(inst.C[h], _old_mats(inst, h))
+            start = uniform_start(hd, [seed.matrix(h, k) for k in range(K)]) if seed else None
+            kw = _group_kw(cfg, H - h)
             if lam > 0:
                 model.setObjective(lam * hd.unmet + hd.rewiring)
                 res = solve(model, start=start, **kw)

@@ -13,9 +13,11 @@ strategy, so ``gap`` / ``batch`` compare strategies per instance ([001] Fig. 8):
 methods, and one option value holds for all methods of a run. Every reconfiguration
 shares the run's budget (``--time-limit``; model methods: 600 s by default): each one's
 lumos-reconfig method gets what is left (``RunConfig.solve_kw``), its per-group ILPs a
-fair share of that. When an ILP stops before any incumbent (e.g. with Gurobi once the
-budget is spent), the reconfiguration falls back to the ILP's own MIP start method
-(ITV-MDMCF / Uniform-Greedy), counted in ``ilp_fallbacks``: the run still finishes.
+fair share of that. When an ILP stops before any incumbent (its share too short), the
+reconfiguration falls back to the ILP's own MIP start method (ITV-MDMCF /
+Uniform-Greedy), counted in ``ilp_fallbacks``. The simulation checks the budget at every
+event: once it is spent the run stops with status ``time_limit_no_solution`` (a partial
+simulation is no result; issue 28).
 
 Option ``alg_time``: ``measured`` (default, [001]: the measured wall time of requirement,
 logical topology and reconfiguration delays the job's start, so on OCS fabrics the times

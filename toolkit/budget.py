@@ -166,7 +166,7 @@ class Budget:
         def on_alarm(signum, frame):
             # look again soon in a compiled kernel's callback, one grace later elsewhere
             # (should the exception be caught, or a solver be running)
-            signal.setitimer(signal.ITIMER_REAL, 0.05 if _compiled_callback(frame) else late)
+            signal.setitimer(signal.ITIMER_REAL, 0.05 if _unsafe(frame) else late)
             self.stop_in(frame)
 
         prev = signal.signal(signal.SIGALRM, on_alarm)
@@ -179,28 +179,28 @@ class Budget:
 
     def stop_in(self, frame) -> None:
         """The watchdog's decision where the main thread is (``frame``): raise
-        :class:`TimeLimitReached`, except inside a solver call or in Python code that a
-        compiled kernel called back (there it waits)."""
+        :class:`TimeLimitReached`, except inside a solver call or where an exception is not
+        safe (:func:`_unsafe`; there it waits)."""
         from models import interrupt
 
-        if interrupt.solver_active() or _compiled_callback(frame):
+        if interrupt.solver_active() or _unsafe(frame):
             return
         raise TimeLimitReached(self.limit, self.elapsed(), self.current)
 
 
-def _compiled_callback(frame) -> bool:
-    """Whether the main thread is in Python code that numba-compiled code called back
-    (e.g. ``_numba_unpickle``): numba's glue does not expect an exception there (it
-    crashes). Compiling and loading from the cache (under ``_compile_for_args``) is plain
-    Python and may be stopped."""
-    if frame is None or not any(k in frame.f_code.co_filename for k in ("numba", "llvmlite")):
-        return False
+def _unsafe(frame) -> bool:
+    """Whether an exception raised in ``frame`` (where the main thread is) could leave the
+    process broken: inside numba or llvmlite (compiled code calling back into Python, e.g.
+    ``_numba_unpickle``, crashes on it; an interrupted compilation leaves numba's typing
+    registries half filled) or inside an import (a half-run module body, e.g. numba's
+    registrations, fails when imported again). The watchdog waits there."""
     f = frame
     while f is not None:
-        if f.f_code.co_name == "_compile_for_args" and "numba" in f.f_code.co_filename:
-            return False
+        name = f.f_code.co_filename
+        if "importlib._bootstrap" in name or "numba" in name or "llvmlite" in name:
+            return True
         f = f.f_back
-    return True
+    return False
 
 
 def _can_arm() -> bool:

@@ -249,7 +249,8 @@ def preload(method: Method, inst=None, cfg: RunConfig | None = None) -> float:
         return 0.0
     from toolkit.kernels import warm
 
-    return warm(sets)
+    budget = cfg.budget if cfg is not None else None
+    return warm(sets, None if budget is None else budget.deadline())
 
 
 def option_or(cfg: RunConfig | None, name: str, default):

@@ -268,7 +268,7 @@ def solve(model: gp.Model, backend: str = "auto", time_limit: float | None = Non
     params = dict(params or {})
     if time_limit is not None:
         params["TimeLimit"] = time_limit
-    limit = next((float(v) for k, v in params.items() if k.lower() == "timelimit"), None)
+    limit = time_left(params, None)
     if limit is not None and limit <= 0:
         return _not_solved(model, backend)
     model_files.write(model)        # --write-model: each model as it is handed over
@@ -375,7 +375,6 @@ def _solve_gurobi(model, params, start_items, log, iis_path, since=None) -> Resu
                       runtime_s=time.perf_counter() - t0)
     runtime = time.perf_counter() - t0
     st = model.Status
-    given = left
     if st == GRB.INF_OR_UNBD:  # disambiguate
         model.setParam("DualReductions", 0)
         armed.clear()
@@ -387,7 +386,7 @@ def _solve_gurobi(model, params, start_items, log, iis_path, since=None) -> Resu
         interrupt.request()
     has_sol = model.SolCount > 0
     res = Result(_gurobi_status(st, has_sol), runtime_s=runtime, incumbents=incumbents,
-                 time_limit=given)
+                 time_limit=left)
     if has_sol and res.status in ("optimal", "feasible", "interrupted"):
         res.x = np.array(model.getAttr("X", model.getVars()), dtype=float)
         res.objective = float(model.ObjVal)

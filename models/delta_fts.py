@@ -24,6 +24,9 @@ from models.backend import Result, every, new_model
 from models.delta_milp import x_max
 
 
+BLOCK = 32      # tasks per block of (task x slice) rows between two budget checks
+
+
 @dataclass
 class FixedStepHandles:
     inst: DeltaInstance
@@ -44,9 +47,11 @@ def build_fixed_step(inst: DeltaInstance, dt: float, T_up: float, fair: bool = F
                      check: Callable[[], None] | None = None
                      ) -> tuple[gp.Model, FixedStepHandles]:
     """Eqs. (19), (21)-(30) with slice length ``dt`` (ms) over a horizon covering ``T_up``.
-    ``check`` (e.g. ``Budget.check``) is called between constraint groups and every few
-    hundred rows; it may raise to stop the build (the run's time limit)."""
-    tick = every(check, 64)
+    ``check`` (e.g. ``Budget.check``) is called between constraint groups, blocks of
+    ``BLOCK`` tasks and rows of its loops; it may raise to stop the build (the run's time
+    limit). The (task x slice) groups are added a block of tasks at a time, so that a check
+    is never far off (a Table I model has over a million of these rows)."""
+    tick = every(check, 1)
     if dt <= 0:
         raise ValueError(f"step must be > 0, got {dt}")
     B, M, nE = inst.bandwidth, inst.n_tasks, len(inst.links)
@@ -59,8 +64,11 @@ def build_fixed_step(inst: DeltaInstance, dt: float, T_up: float, fair: bool = F
     model = new_model("delta_fixed_step")
     x = model.addMVar(nE, vtype=GRB.INTEGER, lb=used.astype(float), ub=x_max(inst), name="x")
     r = model.addMVar((M, T), lb=0.0, name="r")
+    tick.now()
     y = model.addMVar((M, T), vtype=GRB.BINARY, name="y")
+    tick.now()
     Sf = model.addMVar((M, T), vtype=GRB.BINARY, name="Sflag")
+    tick.now()
     Cf = model.addMVar((M, T), vtype=GRB.BINARY, name="Cflag")
     C = model.addVar(lb=0.0, name="C")
     tick.now()
@@ -76,20 +84,27 @@ def build_fixed_step(inst: DeltaInstance, dt: float, T_up: float, fair: bool = F
     # (23) NIC capacity per slice, one row per distinct Phi(g)
     for side in ("src_gpus", "dst_gpus"):
         for j, key in enumerate(sorted(nic_groups(inst.tasks, side))):
-            coef = np.zeros(M)
-            coef[list(key)] = 1.0 / inst.flows[list(key)]
-            model.addConstr(coef @ r <= B, name=f"eq23_{side[:3]}[{j}]")
+            tick()
+            tasks = list(key)               # only the group's rows: r has M x T entries
+            model.addConstr((1.0 / inst.flows[tasks]) @ r[tasks] <= B,
+                            name=f"eq23_{side[:3]}[{j}]")
     tick.now()
     # (24) one start and one completion; (25) activity changes only at them (y_0 = 0)
     model.addConstr(Sf.sum(axis=1) == 1, name="eq24_start")
     model.addConstr(Cf.sum(axis=1) == 1, name="eq24_end")
     model.addConstr(y[:, :1] == Sf[:, :1] - Cf[:, :1], name="eq25_first")
-    model.addConstr(y[:, 1:] - y[:, :-1] == Sf[:, 1:] - Cf[:, 1:], name="eq25_change")
-    tick.now()
+    for a in range(0, M, BLOCK):
+        b = min(a + BLOCK, M)
+        model.addConstr(y[a:b, 1:] - y[a:b, :-1] == Sf[a:b, 1:] - Cf[a:b, 1:],
+                        name=f"eq25_change[{a}:{b}]")
+        tick()
     # (26) volume delivered; (27) rate only while active, at most F_m B
     model.addConstr(r.sum(axis=1) * dt >= inst.volume, name="eq26_volume")
-    model.addConstr(r <= y * (inst.flows * B)[:, None], name="eq27_active")
-    tick.now()
+    for a in range(0, M, BLOCK):
+        b = min(a + BLOCK, M)
+        model.addConstr(r[a:b] <= y[a:b] * (inst.flows[a:b] * B)[:, None],
+                        name=f"eq27_active[{a}:{b}]")
+        tick()
     # release times: the first active slice starts at (t-1) dt >= r_m
     first = np.ceil(inst.release / dt - 1e-9).astype(int) + 1
     for m in np.flatnonzero(first > 1):

@@ -109,6 +109,9 @@ def count_maximal_matchings(inst: SpectraInstance, cap: int = 200_000) -> int:
         return cap + 1
 
 
+BLOCK = 20000       # (matching, entry) pairs per block of rows between two budget checks
+
+
 @dataclass
 class MatchingHandles:
     inst: SpectraInstance
@@ -162,12 +165,15 @@ def build_matching_milp(inst: SpectraInstance, lb: float | None = None,
     # Selection matrices: pair -> its matching (P x M), entry -> its pairs (|E| x P).
     Pm = sp.csr_matrix((np.ones(P), (np.arange(P), pm)), shape=(P, M))
     Ep = sp.csr_matrix((np.ones(P), (pe, np.arange(P))), shape=(len(rows), P))
+    Dm = sp.diags(dem[pe]) @ Pm
     for h in range(s if M else 0):
         # Service of an entry within a configuration: at most its duration, and at most D_e
-        # (only when the configuration is used).
-        model.addConstr(y[h] <= Pm @ alpha[h], name=f"serve_le_duration[{h}]")
-        model.addConstr(y[h] <= sp.diags(dem[pe]) @ Pm @ z[h], name=f"serve_on_circuit[{h}]")
-        check()
+        # (only when the configuration is used); BLOCK pairs at a time between checks.
+        for a in range(0, P, BLOCK):
+            b = min(a + BLOCK, P)
+            model.addConstr(y[h, a:b] <= Pm[a:b] @ alpha[h], name=f"serve_le_duration[{h},{a}]")
+            model.addConstr(y[h, a:b] <= Dm[a:b] @ z[h], name=f"serve_on_circuit[{h},{a}]")
+            check()
     # A duration only on a used configuration (A_m bounds any useful duration).
     model.addConstr(alpha <= cap[None, :] * z, name="duration_if_used")
     # Eq. 3 coverage: every entry served for D_e over all switches and configurations.

@@ -153,19 +153,30 @@ class Budget:
     def watchdog(self):
         """Within the block, stop code that never calls :meth:`check`: a SIGALRM at the
         limit + :func:`grace` raises :class:`TimeLimitReached` where the main thread is.
-        Inside a solver call (``models.interrupt.solver_running``) it only looks again one
-        grace later (a Python exception must not cross a solver's C++ callback; the
-        solver's own limit stops it). Armed only with a limit, in the main thread, where
+        Inside a solver call (``models.interrupt.solver_running``) it only looks again (a
+        Python exception must not cross a solver's C++ callback; the solver's own limit
+        stops it), and a solver that ends past the limit leaves the method one grace more to
+        extract and check its solution. Armed only with a limit, in the main thread, where
         SIGALRM has no handler of the program's own (Dask worker threads, a host program
         using SIGALRM: the budget's checks alone)."""
         if self.limit is None or not _can_arm():
             yield self
             return
-        late = grace(self.limit)
+        from models import interrupt
+
+        late, after_solver = grace(self.limit), []
 
         def on_alarm(signum, frame):
-            # look again soon in a compiled kernel's callback, one grace later elsewhere
-            # (should the exception be caught, or a solver be running)
+            if interrupt.solver_active():       # its own limit stops it; look again soon
+                after_solver.append(True)
+                signal.setitimer(signal.ITIMER_REAL, 0.1)
+                return
+            if after_solver:                    # a solver ran past the limit: one grace more
+                after_solver.clear()            # for the method to extract and check
+                signal.setitimer(signal.ITIMER_REAL, late)
+                return
+            # look again soon where an exception is not safe, one grace later elsewhere
+            # (should the exception be caught)
             signal.setitimer(signal.ITIMER_REAL, 0.05 if _unsafe(frame) else late)
             self.stop_in(frame)
 

@@ -92,13 +92,8 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
                             f"{prob.name}: {models_ or 'none'})", source)
     try:
         base, cfg = cfg, method.configure(cfg, prob.methods.values())   # --option names, values
-        check_applicable(inst, method, cfg, source)
     except OptionError as exc:
         raise InstanceError("option", str(exc), source) from None
-    except NotApplicable as exc:
-        takers = [m.name for m in prob.methods.values() if m is not method and _takes(m, inst, base)]
-        raise NotApplicable(f"{exc}; methods that take it: {', '.join(takers)}" if takers
-                            else str(exc)) from None
     if cfg.log_dir:
         from pathlib import Path
 
@@ -125,6 +120,8 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
         with budget.watchdog():         # stops code that never checks the budget
             budget.current = "loading and compiling the method's code"
             warmup = preload(method, inst, cfg)     # modules and kernels: before the clock
+            budget.current = "the applicability check"
+            check_applicable(inst, method, cfg, source)     # may run a heuristic (milp)
             budget.current = None
             if warmup:
                 rec["warmup_s"] = warmup
@@ -139,6 +136,10 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
             out = time_limited(budget, exc)
     except OptionError as exc:          # bad --option values and combinations
         raise InstanceError("option", str(exc), source) from None
+    except NotApplicable as exc:        # bad input: the method declines the instance
+        takers = [m.name for m in prob.methods.values() if m is not method and _takes(m, inst, base)]
+        raise NotApplicable(f"{exc}; methods that take it: {', '.join(takers)}" if takers
+                            else str(exc)) from None
     except KeyboardInterrupt:           # Ctrl-C in Python code (a cold compilation too), or a
         rec["runtime_s"] = runtime()    # solve after one
         _interrupted(rec)

@@ -155,7 +155,7 @@ def run_case(case: Case, tmp: Path) -> dict:
     return dict(case=case.label, problem=case.problem, method=case.method, limit_s=case.limit,
                 allowed_s=allowed(case.limit), elapsed_s=rec.get("elapsed_s"),
                 wall_s=wall, runtime_s=rec.get("runtime_s"),
-                in_time=rec.get("elapsed_s") is not None and rec["elapsed_s"] <= allowed(case.limit),
+                in_time=(rec.get("elapsed_s") or float("inf")) <= allowed(case.limit),
                 wall_in_time=wall <= allowed(case.limit), status=rec.get("status"),
                 verified=rec.get("verified"), objective=rec.get("objective"),
                 exit=proc.returncode, load1=os.getloadavg()[0], note=case.note,
@@ -173,9 +173,8 @@ def run(quick: bool = False, out_dir: Path = Path("results"), only: str | None =
             for case in cases:
                 row = run_case(case, Path(tmp))
                 rows.append(row)
-                print(f"{row['case']}: limit {row['limit_s']:g} s, elapsed "
-                      f"{row['elapsed_s'] if row['elapsed_s'] is None else round(row['elapsed_s'], 2)}"
-                      f" s, wall {row['wall_s']:.2f} s, {row['status']}", file=sys.stderr)
+                print(f"{row['case']}: limit {row['limit_s']:g} s, elapsed {row['elapsed_s']} s, "
+                      f"wall {row['wall_s']:.2f} s, {row['status']}", file=sys.stderr)
     finally:
         for p in busy:
             p.kill()

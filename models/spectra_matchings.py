@@ -135,7 +135,8 @@ def matching_pairs(matchings: np.ndarray, edges: np.ndarray) -> tuple[np.ndarray
 def build_matching_milp(inst: SpectraInstance, lb: float | None = None,
                         ub: float | None = None, symmetry: bool = True, line_cuts: bool = True,
                         switch_line: bool = True, matchings: np.ndarray | None = None,
-                        check: Callable[[], None] | None = None) -> tuple[gp.Model, MatchingHandles]:
+                        check: Callable[[], None] | None = None
+                        ) -> tuple[gp.Model, MatchingHandles]:
     """The model in the module docstring; ``lb``/``ub`` are the optional cuts LB <= C <= UB,
     ``switch_line`` needs ``line_cuts``. ``check`` (e.g. ``Budget.check``) is called between
     constraint groups; it may raise to stop the build (the run's time limit)."""

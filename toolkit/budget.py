@@ -8,15 +8,19 @@ it, so the stages never sum to more than the budget:
 * model builders call :meth:`Budget.check` between constraint groups (and every few hundred
   rows of a Python loop); it raises :class:`TimeLimitReached` once the budget is spent;
 * a solver gets only what is left when it starts (``RunConfig.solve_kw``; the backend
-  subtracts its own matrix export, ``models.backend.solve``);
+  subtracts its own matrix export, and HiGHS keeps a reserve for its unchecked set-up,
+  ``models.backend.solve``, ``models.highs.RESERVE``);
 * a method that already holds a solution (e.g. the heuristic MIP start) hands it to
   :meth:`Budget.keep`: when the limit stops the run, ``run_task`` reports that one
   (status ``feasible``, the record's message says so), else status
   ``time_limit_no_solution`` and no solution;
-* code that never checks (a heuristic without a clock guard, a numba compilation) is
-  stopped by :meth:`Budget.watchdog`, a SIGALRM at the limit plus :func:`grace` that
-  raises :class:`TimeLimitReached` in the main thread (never inside a solver call: the
-  solver's own limit stops it there).
+* code that never checks (a heuristic without a clock guard) is stopped by
+  :meth:`Budget.watchdog`, a SIGALRM at the limit plus :func:`grace` that raises
+  :class:`TimeLimitReached` in the main thread, but never inside a solver call (the
+  solver's own limit stops it), numba or an import (an exception there can crash the
+  process or leave numba broken): a compiled kernel stops at its own deadline
+  (Decompose's rounds) or when it returns, and a kernel set the numba cache lacks is
+  compiled in a child process stopped at the deadline (``toolkit.kernels.warm``).
 
 Model methods without ``--time-limit`` get :data:`DEFAULT_TIME_LIMIT`; heuristics get no
 clock limit then (their output must not depend on the clock unless the user sets a limit).

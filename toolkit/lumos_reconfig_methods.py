@@ -197,6 +197,12 @@ def start_kernels(inst, cfg: RunConfig | None) -> tuple[str, ...]:
     return mdmcf_kernels(inst, None) if option_or(cfg, "start", True) else ()
 
 
+# [DECISION] the share of what is left of a user's --time-limit that the ITV heuristics'
+# clocked steps (ejection chains, refine) may take: the rest is for their unclocked steps
+# (SIMD, FindConnection, the worker pool) and the check, so the run ends with its result
+CLOCKED_SHARE = 0.7
+
+
 def run_itv_heuristic(aware: bool):
     def run(inst: ReconfigInstance, cfg: RunConfig) -> MethodOutput:
         restarts, workers = cfg.option("restarts"), cfg.option("workers")
@@ -205,15 +211,21 @@ def run_itv_heuristic(aware: bool):
         # the clocks: refine's own budget and --time-limit only (none by default, so the
         # default result does not depend on the machine)
         conf = itv_configure(inst, aware=aware, simd=cfg.option("simd"), refine=cfg.option("refine"),
-                             time_budget=cfg.budget.cap(cfg.option("refine_budget") or None),
+                             time_budget=_share_cap(cfg, cfg.option("refine_budget") or None),
                              eject=cfg.option("eject"), restarts=None if restarts < 0 else restarts,
                              workers=workers or None, eject_work=cfg.option("eject_work") or None,
-                             time_limit=cfg.budget.cap(None), exact_vars=cfg.option("exact_vars"),
+                             time_limit=_share_cap(cfg, None), exact_vars=cfg.option("exact_vars"),
                              lns=cfg.option("lns"), lns_seed=cfg.option("lns_seed"))
         if cfg.option("mrar"):              # the ITV-ILP reference may meet the time limit
             cfg.budget.keep(conf, "the configuration before MRAR's ITV-ILP reference")
         return MethodOutput(conf, metrics=_mrar(inst, conf, cfg))
     return run
+
+
+def _share_cap(cfg: RunConfig, seconds: float | None) -> float | None:
+    """``seconds`` (None: none of its own), at most CLOCKED_SHARE of what is left."""
+    left = cfg.budget.share(fraction=CLOCKED_SHARE)
+    return seconds if left is None else (left if seconds is None else min(seconds, left))
 
 
 def _itv_ilp_config(inst: ReconfigInstance, cfg: RunConfig, keep: bool = False):

@@ -137,7 +137,8 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
     except OptionError as exc:          # bad --option values and combinations
         raise InstanceError("option", str(exc), source) from None
     except NotApplicable as exc:        # bad input: the method declines the instance
-        takers = [m.name for m in prob.methods.values() if m is not method and _takes(m, inst, base)]
+        takers = [m.name for m in prob.methods.values()
+                  if m is not method and _takes(m, inst, base)]
         raise NotApplicable(f"{exc}; methods that take it: {', '.join(takers)}" if takers
                             else str(exc)) from None
     except KeyboardInterrupt:           # Ctrl-C in Python code (a cold compilation too), or a

@@ -1,7 +1,7 @@
 """``--time-limit`` is the budget of the whole run (issue 28, item 4): wall times under load.
 
 Each case runs ``python solve.py solve FILE --method M --time-limit L --format json`` in a
-fresh process while two busy processes (``python -c 'while True: pass'``, started here and
+fresh process while two busy processes (Python busy loops, started here and
 stopped at the end) load the machine, and reads the record. A run ends in time when its
 ``elapsed_s`` (the record's time on the budget's clock: loading, compiling, building,
 solving and the final check) is at most L + max(2 s, 10% of L); the process wall time
@@ -34,6 +34,8 @@ from benchmarks.common import headline, machine, md_table, reproduce_cmd, write_
 
 ROOT = Path(__file__).resolve().parent.parent
 BUSY = 2                       # busy processes beside each run
+# a busy loop that ends with this process (killed or not)
+SPIN = "import os\nppid = os.getppid()\nwhile os.getppid() == ppid:\n    pass"
 
 
 @dataclass(frozen=True)
@@ -166,7 +168,7 @@ def run_case(case: Case, tmp: Path) -> dict:
 def run(quick: bool = False, out_dir: Path = Path("results"), only: str | None = None
         ) -> list[Path]:
     cases = [c for c in CASES if (c.quick or not quick) and (only is None or only in c.label)]
-    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(BUSY)]
+    busy = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(BUSY)]
     rows = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -198,7 +200,7 @@ def report(df: pd.DataFrame, quick: bool, out_dir: Path):
         "# `--time-limit` bounds the whole run (issue 28, item 4)", "",
         f"Regenerate: `{cmd}` ({what}). Each case is one fresh `python solve.py solve FILE "
         f"--method M --time-limit L --format json` process, run while {BUSY} busy processes "
-        "(`python -c 'while True: pass'`) load the machine.", "",
+        "(a Python busy loop each) load the machine.", "",
         f"Machine: {machine()}. Load average (1 min) after each case: median "
         f"{statistics.median(loads):.1f}, range {min(loads):.1f}-{max(loads):.1f}.", "",
         "Target: every run ends within L + max(2 s, 10% of L) on its own clock (`elapsed_s`: "

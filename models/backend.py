@@ -278,17 +278,16 @@ def solve(model: gp.Model, backend: str = "auto", time_limit: float | None = Non
         params["Threads"] = threads
     start_items = list(start.items() if isinstance(start, Mapping) else (start or []))
     chosen, reason = _choose_backend(model, backend)
-    with interrupt.solver_running():
-        if chosen == "gurobi":
-            res = _solve_gurobi(model, params, start_items, log, iis_path, since)
-            if res.status == "error" and res.message.startswith("size-limit") and backend == "auto":
-                n, _, m = model_size(model)
-                reason = (f"Gurobi licence is size-limited ({SIZE_LIMIT} vars/constrs) and the "
-                          f"model has {n} vars, {m} constrs; using HiGHS")
-                res = solve_highs(model, params, start_items, log, since)
-                chosen = "highs"
-        else:
+    if chosen == "gurobi":
+        res = _solve_gurobi(model, params, start_items, log, iis_path, since)
+        if res.status == "error" and res.message.startswith("size-limit") and backend == "auto":
+            n, _, m = model_size(model)
+            reason = (f"Gurobi licence is size-limited ({SIZE_LIMIT} vars/constrs) and the model "
+                      f"has {n} vars, {m} constrs; using HiGHS")
             res = solve_highs(model, params, start_items, log, since)
+            chosen = "highs"
+    else:
+        res = solve_highs(model, params, start_items, log, since)
     res.backend, res.backend_reason = chosen, reason
     res.n_vars, res.n_int_vars, res.n_constrs = model_size(model)
     _fill_gap(res)
@@ -365,7 +364,7 @@ def _solve_gurobi(model, params, start_items, log, iis_path, since=None) -> Resu
 
     t0 = time.perf_counter()
     try:
-        with interrupt.catch_sigint():
+        with interrupt.catch_sigint(), interrupt.solver_running():
             model.optimize(on_solution)
     except gp.GurobiError as exc:
         if exc.errno == _ERR_SIZE_LIMIT:
@@ -378,7 +377,7 @@ def _solve_gurobi(model, params, start_items, log, iis_path, since=None) -> Resu
     if st == GRB.INF_OR_UNBD:  # disambiguate
         model.setParam("DualReductions", 0)
         armed.clear()
-        with interrupt.catch_sigint():
+        with interrupt.catch_sigint(), interrupt.solver_running():
             model.optimize(on_solution)
         st = model.Status
         model.setParam("DualReductions", 1)

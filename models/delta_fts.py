@@ -43,6 +43,17 @@ class FixedStepHandles:
         return (res.value(self.C) - 1.0) * self.dt
 
 
+def _task_slice_vars(model: gp.Model, M: int, T: int, tick, name: str, **kw) -> gp.MVar:
+    """An (M, T) MVar named ``name[m,t]``, added BLOCK tasks at a time (``tick`` between)."""
+    blocks = []
+    for a in range(0, M, BLOCK):
+        b = min(a + BLOCK, M)
+        names = np.array([[f"{name}[{m},{t}]" for t in range(T)] for m in range(a, b)])
+        blocks.append(model.addMVar((b - a, T), name=names, **kw))
+        tick()
+    return gp.vstack(blocks) if blocks else model.addMVar((0, T), name=name, **kw)
+
+
 def build_fixed_step(inst: DeltaInstance, dt: float, T_up: float, fair: bool = False,
                      check: Callable[[], None] | None = None
                      ) -> tuple[gp.Model, FixedStepHandles]:
@@ -63,15 +74,11 @@ def build_fixed_step(inst: DeltaInstance, dt: float, T_up: float, fair: bool = F
     used[inst.link_of] = True
     model = new_model("delta_fixed_step")
     x = model.addMVar(nE, vtype=GRB.INTEGER, lb=used.astype(float), ub=x_max(inst), name="x")
-    r = model.addMVar((M, T), lb=0.0, name="r")
-    tick.now()
-    y = model.addMVar((M, T), vtype=GRB.BINARY, name="y")
-    tick.now()
-    Sf = model.addMVar((M, T), vtype=GRB.BINARY, name="Sflag")
-    tick.now()
-    Cf = model.addMVar((M, T), vtype=GRB.BINARY, name="Cflag")
+    r = _task_slice_vars(model, M, T, tick, "r", lb=0.0)
+    y = _task_slice_vars(model, M, T, tick, "y", vtype=GRB.BINARY)
+    Sf = _task_slice_vars(model, M, T, tick, "Sflag", vtype=GRB.BINARY)
+    Cf = _task_slice_vars(model, M, T, tick, "Cflag", vtype=GRB.BINARY)
     C = model.addVar(lb=0.0, name="C")
-    tick.now()
 
     # (21) port budgets (x symmetric by construction, one value per link/orbit)
     model.addConstr(inst.incidence @ x <= inst.ports, name="eq21_ports")

@@ -129,7 +129,7 @@ def solve_highs(model, params, start_items, log, since: float | None = None) -> 
         cb.subscribe(stop)
     t0 = time.perf_counter()
     try:
-        with interrupt.catch_sigint():
+        with interrupt.catch_sigint(), interrupt.solver_running():
             h.run()
     finally:
         if log_fh is not None:

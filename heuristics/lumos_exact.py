@@ -78,6 +78,7 @@ class _Reduced:
         HiGHS finds no solution. One thread, deterministic."""
         import highspy
 
+        from models import interrupt
         from models.highs import _highs_thread_pool
 
         _highs_thread_pool(1)
@@ -91,7 +92,8 @@ class _Reduced:
                     A.data, np.full(n, int(integral), dtype=np.int32))
         if x0 is not None:
             h.setSolution(n, np.arange(n, dtype=np.int32), x0)
-        h.run()
+        with interrupt.solver_running():    # a run's time-limit watchdog waits for it
+            h.run()
         info = h.getInfo()
         if info.primal_solution_status != highspy.SolutionStatus.kSolutionStatusFeasible:
             return None, None

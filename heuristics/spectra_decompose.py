@@ -114,12 +114,15 @@ def cold_rounds(D: np.ndarray, eps: float, edge_mode: str = "supp"
 
 
 def decompose(D: np.ndarray, edge_mode: str = "supp", refine: str = "greedy",
-              backend: str = "auto", matching: str = "warm") -> Decomposition:
+              backend: str = "auto", matching: str = "warm",
+              deadline: float | None = None) -> Decomposition:
     """Alg. 1: exactly degree(D) permutations covering D, then Refine (Alg. 2 or LP Eq. 5).
 
     ``matching``: "warm" ("jit" from ``JIT_MIN_N`` lines on, else "scipy"), "jit"
     (``spectra_jit.jit_rounds``), "scipy" (``spectra_warm.warm_rounds``) or "cold" (one
-    fresh assignment per round, ``mwm_node_coverage``).
+    fresh assignment per round, ``mwm_node_coverage``). ``deadline`` (a user's time limit,
+    as a ``time.perf_counter()`` time): the compiled rounds raise TimeoutError after it
+    (the others run in Python, where the run's watchdog stops them).
     """
     if edge_mode not in ("supp", "srem"):
         raise ValueError(f"edge_mode must be 'supp' or 'srem', got {edge_mode!r}")
@@ -132,7 +135,7 @@ def decompose(D: np.ndarray, edge_mode: str = "supp", refine: str = "greedy",
     if matching == "jit":
         from heuristics.spectra_jit import jit_rounds      # numba: loaded on first use
 
-        perms, alphas = jit_rounds(D, eps, edge_mode)
+        perms, alphas = jit_rounds(D, eps, edge_mode, deadline)
     elif matching == "scipy":
         perms, alphas = warm_rounds(D, eps, edge_mode)
     else:

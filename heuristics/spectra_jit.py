@@ -34,11 +34,14 @@ O(n^2) for the reductions, plus O(n^2) per augmenting path.
 """
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
 
 from toolkit.kernel_cache import njit
 
-OK, INFEASIBLE, UNCOVERED = 0, 1, 2
+OK, INFEASIBLE, UNCOVERED, STOPPED = 0, 1, 2, 3
 
 
 @njit
@@ -153,9 +156,10 @@ def assign(R, x, y, v, d, pred, cols):
                 break
     return True
 
-@njit
-def rounds(D, eps, supp):
-    """Alg. 1 lines 2-10: (perms k x n with -1 = idle, alphas, status)."""
+@njit(nogil=True)
+def rounds(D, eps, supp, stop):
+    """Alg. 1 lines 2-10: (perms k x n with -1 = idle, alphas, status). The rounds stop
+    (status STOPPED) once ``stop[0]`` is set (by a timer thread: the GIL is released)."""
     n = D.shape[0]
     S = D > eps
     D_rem = np.where(S, D, 0.0)
@@ -184,6 +188,8 @@ def rounds(D, eps, supp):
     on_S = np.empty(n, dtype=np.bool_)
     t = 0
     while top > 0:
+        if stop[0]:
+            return perms[:t], alphas[:t], STOPPED
         colmin[:] = np.inf                      # v_j += column minimum (row-major)
         for i in range(n):
             for j in range(n):
@@ -255,11 +261,25 @@ def rounds(D, eps, supp):
     return perms, alphas, OK
 
 
-def jit_rounds(D: np.ndarray, eps: float, edge_mode: str = "supp"
-               ) -> tuple[list[np.ndarray], list[float]]:
-    """``warm_rounds`` compiled: the k = degree(D) partial permutations and their alpha_i."""
-    perms, alphas, status = rounds(np.ascontiguousarray(D, dtype=np.float64), float(eps),
-                                   edge_mode == "supp")
+def jit_rounds(D: np.ndarray, eps: float, edge_mode: str = "supp",
+               deadline: float | None = None) -> tuple[list[np.ndarray], list[float]]:
+    """``warm_rounds`` compiled: the k = degree(D) partial permutations and their alpha_i.
+    TimeoutError once ``time.perf_counter()`` passes ``deadline`` (a user's time limit;
+    checked before each round)."""
+    stop = np.zeros(1, dtype=np.int8)
+    timer = None
+    if deadline is not None:            # sets the stop flag at the deadline
+        timer = threading.Timer(max(deadline - time.perf_counter(), 0.0), stop.fill, (1,))
+        timer.daemon = True
+        timer.start()
+    try:
+        perms, alphas, status = rounds(np.ascontiguousarray(D, dtype=np.float64), float(eps),
+                                       edge_mode == "supp", stop)
+    finally:
+        if timer is not None:
+            timer.cancel()
+    if status == STOPPED:
+        raise TimeoutError(f"Decompose stopped at the deadline after {len(alphas)} rounds")
     if status == INFEASIBLE:
         raise ValueError("cost matrix is infeasible")
     if status == UNCOVERED:

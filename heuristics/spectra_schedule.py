@@ -76,15 +76,16 @@ def to_schedule(dec: Decomposition, sched: list[list[list]]) -> SpectraSchedule:
 def spectra(inst: SpectraInstance, equalize_loads: bool = True, refine: str = "greedy",
             edge_mode: str = "supp", merge_identical: bool = False,
             dec: Decomposition | None = None, backend: str = "auto",
-            matching: str = "warm") -> SpectraSchedule:
+            matching: str = "warm", deadline: float | None = None) -> SpectraSchedule:
     """Spectra (Section III): Decompose, Schedule (LPT), Equalize.
 
     ``dec`` may be a cached decomposition (it does not depend on s or delta, spec 6.17);
-    ``matching`` picks Decompose's assignment rounds (``spectra_decompose.MATCHINGS``).
+    ``matching`` picks Decompose's assignment rounds (``spectra_decompose.MATCHINGS``);
+    ``deadline``: a user's time limit for Decompose (``decompose``).
     """
     if dec is None:
         dec = decompose(inst.demand, edge_mode=edge_mode, refine=refine, backend=backend,
-                        matching=matching)
+                        matching=matching, deadline=deadline)
     sched = lpt_schedule(dec, inst.switches, inst.delay)
     if equalize_loads:
         equalize(sched, inst.delay, merge_identical=merge_identical)

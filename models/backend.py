@@ -15,10 +15,11 @@ it is backend-blind.
 """
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -72,6 +73,7 @@ class Result:
     n_constrs: int = 0
     message: str = ""
     iis_file: str | None = None
+    time_limit: float | None = None     # seconds the solver was given (None: no limit)
     x: np.ndarray | None = field(default=None, repr=False)  # indexed by Var.index
     # (seconds since the solve started, objective) of every improving MIP solution
     incumbents: list[tuple[float, float]] = field(default_factory=list, repr=False)
@@ -153,6 +155,23 @@ def new_model(name: str = "") -> gp.Model:
     return gp.Model(name, env=gurobi_env())
 
 
+class every:
+    """A builder's budget check (e.g. ``Budget.check``; None: none) for Python loops:
+    ``tick()`` calls ``check`` once every ``n`` calls (a clock read is cheap, a row cheaper
+    still), ``tick.now()`` at once (between constraint groups)."""
+
+    def __init__(self, check: Callable[[], None] | None, n: int = 256):
+        self.check, self.n, self.count = check, n, itertools.count(1)
+
+    def __call__(self) -> None:
+        if self.check is not None and next(self.count) % self.n == 0:
+            self.check()
+
+    def now(self) -> None:
+        if self.check is not None:
+            self.check()
+
+
 def model_size(model: gp.Model) -> tuple[int, int, int]:
     model.update()
     return model.NumVars, model.NumIntVars, model.NumConstrs
@@ -211,10 +230,10 @@ def _choose_backend(model: gp.Model, backend: str) -> tuple[str, str]:
 # --------------------------------------------------------------------------------------
 # Public entry point
 # --------------------------------------------------------------------------------------
-def solve_highs(model, params, start_items, log) -> "Result":
+def solve_highs(model, params, start_items, log, since: float | None = None) -> "Result":
     from models.highs import solve_highs as _run
 
-    return _run(model, params, start_items, log)
+    return _run(model, params, start_items, log, since)
 
 
 def export_matrix(model: gp.Model) -> dict:
@@ -238,13 +257,21 @@ def solve(model: gp.Model, backend: str = "auto", time_limit: float | None = Non
     ``interrupted`` (the incumbent kept); after it, solves raise KeyboardInterrupt
     (models.interrupt). During a run with ``--write-model`` the model is written first
     (models.model_files).
+
+    ``time_limit`` counts from this call: the solver gets what is left of it when it starts
+    (after ``model.update()``, the MIP start, HiGHS' matrix export), and with nothing left
+    no solver runs (status ``time_limit_no_solution``).
     """
+    since = time.perf_counter()
     if interrupt.requested():
         raise KeyboardInterrupt("interrupted before this solve started")
-    model_files.write(model)        # --write-model: each model as it is handed over
     params = dict(params or {})
     if time_limit is not None:
         params["TimeLimit"] = time_limit
+    limit = time_left(params, None)
+    if limit is not None and limit <= 0:
+        return _not_solved(model, backend)
+    model_files.write(model)        # --write-model: each model as it is handed over
     if mip_gap is not None:
         params["MIPGap"] = mip_gap
     if threads is not None:
@@ -252,18 +279,38 @@ def solve(model: gp.Model, backend: str = "auto", time_limit: float | None = Non
     start_items = list(start.items() if isinstance(start, Mapping) else (start or []))
     chosen, reason = _choose_backend(model, backend)
     if chosen == "gurobi":
-        res = _solve_gurobi(model, params, start_items, log, iis_path)
+        res = _solve_gurobi(model, params, start_items, log, iis_path, since)
         if res.status == "error" and res.message.startswith("size-limit") and backend == "auto":
             n, _, m = model_size(model)
             reason = (f"Gurobi licence is size-limited ({SIZE_LIMIT} vars/constrs) and the model "
                       f"has {n} vars, {m} constrs; using HiGHS")
-            res = solve_highs(model, params, start_items, log)
+            res = solve_highs(model, params, start_items, log, since)
             chosen = "highs"
     else:
-        res = solve_highs(model, params, start_items, log)
+        res = solve_highs(model, params, start_items, log, since)
     res.backend, res.backend_reason = chosen, reason
     res.n_vars, res.n_int_vars, res.n_constrs = model_size(model)
     _fill_gap(res)
+    return res
+
+
+def time_left(params: dict, since: float | None) -> float | None:
+    """The solver's time limit (``params``' TimeLimit) less the seconds since ``since``
+    (when :func:`solve` was called), never below 0; None without a limit."""
+    limit = next((float(v) for k, v in params.items() if k.lower() == "timelimit"), None)
+    if limit is None or since is None:
+        return limit
+    return max(0.0, limit - (time.perf_counter() - since))
+
+
+NOT_SOLVED = "not solved: the run's time limit was reached before this solve"
+
+
+def _not_solved(model: gp.Model, backend: str) -> Result:
+    """The Result of a solve skipped because no time was left."""
+    res = Result("time_limit_no_solution", backend="none", message=NOT_SOLVED,
+                 backend_reason=f"no solver ran (--backend {backend})")
+    res.n_vars, res.n_int_vars, res.n_constrs = model_size(model)
     return res
 
 
@@ -277,7 +324,7 @@ def _fill_gap(res: Result) -> None:
 # --------------------------------------------------------------------------------------
 # Gurobi
 # --------------------------------------------------------------------------------------
-def _solve_gurobi(model, params, start_items, log, iis_path) -> Result:
+def _solve_gurobi(model, params, start_items, log, iis_path, since=None) -> Result:
     global _LICENCE_SIZE_LIMITED
     model.update()
     model.resetParams()  # parameters and starts from an earlier solve must not leak into this one
@@ -298,6 +345,9 @@ def _solve_gurobi(model, params, start_items, log, iis_path) -> Result:
     if start_items:
         for v, val in start_items:
             v.Start = val
+    left = time_left(params, since)         # what is left after the set-up above
+    if left is not None:
+        model.setParam("TimeLimit", left)
     incumbents: list[tuple[float, float]] = []
     armed = []
 
@@ -314,7 +364,7 @@ def _solve_gurobi(model, params, start_items, log, iis_path) -> Result:
 
     t0 = time.perf_counter()
     try:
-        with interrupt.catch_sigint():
+        with interrupt.catch_sigint(), interrupt.solver_running():
             model.optimize(on_solution)
     except gp.GurobiError as exc:
         if exc.errno == _ERR_SIZE_LIMIT:
@@ -327,14 +377,15 @@ def _solve_gurobi(model, params, start_items, log, iis_path) -> Result:
     if st == GRB.INF_OR_UNBD:  # disambiguate
         model.setParam("DualReductions", 0)
         armed.clear()
-        with interrupt.catch_sigint():
+        with interrupt.catch_sigint(), interrupt.solver_running():
             model.optimize(on_solution)
         st = model.Status
         model.setParam("DualReductions", 1)
     if st == GRB.INTERRUPTED:   # Ctrl-C, caught by us or (before the first callback) by Gurobi
         interrupt.request()
     has_sol = model.SolCount > 0
-    res = Result(_gurobi_status(st, has_sol), runtime_s=runtime, incumbents=incumbents)
+    res = Result(_gurobi_status(st, has_sol), runtime_s=runtime, incumbents=incumbents,
+                 time_limit=left)
     if has_sol and res.status in ("optimal", "feasible", "interrupted"):
         res.x = np.array(model.getAttr("X", model.getVars()), dtype=float)
         res.objective = float(model.ObjVal)

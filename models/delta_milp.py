@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Callable
 
 import gurobipy as gp
 import numpy as np
@@ -19,7 +20,7 @@ from gurobipy import GRB
 
 from instances.dag import topological_order
 from instances.delta import DeltaInstance, DeltaSolution, nic_groups
-from models.backend import Result, new_model
+from models.backend import Result, every, new_model
 
 
 # ------------------------------------------------------------------------------------------
@@ -128,7 +129,7 @@ def build_interval(inst: DeltaInstance, K: int, T_up: float, variant: str = "joi
                    paper_exact_makespan: bool = False, x_ub: np.ndarray | None = None,
                    x_fixed: np.ndarray | None = None, min_duration: bool = False,
                    time_windows: tuple[np.ndarray, np.ndarray] | None = None,
-                   ) -> tuple[gp.Model, IntervalHandles]:
+                   check: Callable[[], None] | None = None) -> tuple[gp.Model, IntervalHandles]:
     """DELTA-Joint (``variant="joint"``) or DELTA-Topo (``"topo"``, adds Eq. 17).
 
     ``K`` intervals, ``T_up`` an upper bound on the makespan (Big-M of Eqs. 8 and 15),
@@ -139,7 +140,11 @@ def build_interval(inst: DeltaInstance, K: int, T_up: float, variant: str = "joi
     Alg. 2's X-bar; also shortens the binary expansion L_ij), ``min_duration`` (C_m >= S_m +
     V_m/(F_m B): a task never beats its F_m NICs), ``time_windows`` = (EST, LCT) from Alg. 4
     with T-hat = T_up (EST_m <= S_m, C_m <= LCT_m). None removes a schedule with C <= T_up.
+
+    ``check`` (e.g. ``Budget.check``) is called every few hundred rows; it may raise to stop
+    the build (the run's time limit).
     """
+    tick = every(check)
     if variant not in ("joint", "topo"):
         raise ValueError(f"variant must be joint or topo, got {variant!r}")
     B, M, nE = inst.bandwidth, inst.n_tasks, len(inst.links)
@@ -163,6 +168,7 @@ def build_interval(inst: DeltaInstance, K: int, T_up: float, variant: str = "joi
            for e in range(nE) if used[e] for b in range(L[e]) for k in range(K)}
     w, y, s = {}, {}, {}
     for m in range(M):
+        tick()
         for k in range(kmin[m] - 1, kmax[m]):       # 0-based interval index
             w[m, k] = model.addVar(lb=0.0, ub=inst.volume[m], name=f"w[{m},{k}]")
             y[m, k] = model.addVar(vtype=GRB.BINARY, name=f"y[{m},{k}]")
@@ -182,8 +188,10 @@ def build_interval(inst: DeltaInstance, K: int, T_up: float, variant: str = "joi
     if x_fixed is not None:
         model.addConstr(x == np.asarray(x_fixed, float), name="x_fixed")
 
+    tick.now()
     # --- 2) capacity: (8) rho = beta * Delta; (9) directed link; (10) NICs -----------------
     for (e, b, k), r in rho.items():
+        tick()
         model.addConstr(r <= bigM * beta[e, b], name=f"eq8a[{e},{b},{k}]")
         model.addConstr(r <= dv[k], name=f"eq8b[{e},{b},{k}]")
         model.addConstr(r >= dv[k] - bigM * (1 - beta[e, b]), name=f"eq8c[{e},{b},{k}]")
@@ -192,6 +200,7 @@ def build_interval(inst: DeltaInstance, K: int, T_up: float, variant: str = "joi
         e = r // 2
         tasks = np.flatnonzero(res == r)
         for k in range(K):
+            tick()
             lhs = [w[m, k] for m in tasks if (m, k) in w]
             if lhs:
                 model.addConstr(gp.quicksum(lhs) <= B * gp.quicksum((1 << b) * rho[e, b, k]
@@ -201,13 +210,16 @@ def build_interval(inst: DeltaInstance, K: int, T_up: float, variant: str = "joi
         groups = nic_groups(inst.tasks, side)
         for key in groups:                           # one row per distinct Phi(g) (spec 2.1)
             for k in range(K):
+                tick()
                 lhs = [w[m, k] * (1.0 / inst.flows[m]) for m in key if (m, k) in w]
                 if lhs:
                     model.addConstr(gp.quicksum(lhs) <= B * dv[k],
                                     name=f"eq10_{side[:3]}[{groups[key]},{k}]")
 
+    tick.now()
     # --- 3) conservation (11), activation (12), one contiguous block (13) -----------------
     for m in range(M):
+        tick()
         ks = range(kmin[m] - 1, kmax[m])
         model.addConstr(gp.quicksum(w[m, k] for k in ks) == inst.volume[m], name=f"eq11_volume[{m}]")
         for k in ks:
@@ -216,9 +228,11 @@ def build_interval(inst: DeltaInstance, K: int, T_up: float, variant: str = "joi
             model.addConstr(s[m, k] >= y[m, k] - prev, name=f"eq13_rise[{m},{k}]")
         model.addConstr(gp.quicksum(s[m, k] for k in ks) == 1, name=f"eq13_once[{m}]")
 
+    tick.now()
     # --- 4) interval boundaries (14) and mapping to S_m, C_m (15) -------------------------
     model.addConstr(dlt == t[1:] - t[:-1], name="eq14_length")
     for (m, k), yv in y.items():
+        tick()
         model.addConstr(Sv[m] <= tv[k] + bigM * (1 - yv), name=f"eq15_start[{m},{k}]")
         model.addConstr(Cv[m] >= tv[k + 1] - bigM * (1 - yv), name=f"eq15_end[{m},{k}]")
 
@@ -226,6 +240,7 @@ def build_interval(inst: DeltaInstance, K: int, T_up: float, variant: str = "joi
     for a, b, d in inst.deps:
         model.addConstr(Sv[int(b)] >= Cv[int(a)] + d, name=f"eq16_dep[{int(a)},{int(b)}]")
 
+    tick.now()
     # --- 6) fair sharing (17), DELTA-Topo only -----------------------------------------------
     u = {}
     if variant == "topo":
@@ -233,6 +248,7 @@ def build_interval(inst: DeltaInstance, K: int, T_up: float, variant: str = "joi
             tasks = np.flatnonzero(res == r)
             ubar = float(max(inst.volume[m] / inst.flows[m] for m in tasks))
             for k in range(K):
+                tick()
                 act = [m for m in tasks if (m, k) in w]
                 if len(act) < 2:
                     continue                         # a lone task has nothing to share with
@@ -257,6 +273,7 @@ def build_interval(inst: DeltaInstance, K: int, T_up: float, variant: str = "joi
         est, lct = (np.asarray(v, float) for v in time_windows)
         S.lb = np.maximum(inst.release, np.minimum(est, T_up))
         Cm.ub = np.clip(lct, 0.0, T_up)
+    tick.now()
     model.setObjective(C, GRB.MINIMIZE)                         # (3)
     mult = inst.incidence.sum(axis=0)                             # (4): sum_{i != j} x_ij
     ports = gp.quicksum(float(mult[e]) * xv[e] for e in range(nE))

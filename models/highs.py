@@ -14,10 +14,19 @@ import scipy.sparse as sp
 import gurobipy as gp
 
 from models import interrupt
-from models.backend import HIGHS_PARAM_MAP, BackendError, Result, interrupted_message
+from models.backend import (HIGHS_PARAM_MAP, NOT_SOLVED, BackendError, Result,
+                            interrupted_message, time_left)
 from models.solver_log import echo, solver_output
 
 _INF = 1e30  # |bound| >= this is infinite for HiGHS
+# [DECISION] HiGHS reads its clock only between some phases: after presolve, its MIP set-up
+# runs to the first LP without a check or an interrupt callback (measured: 4.5x the matrix
+# export's and passModel's time on the n = 100 spectra MILP, 680k nonzeros, and 7.9x on
+# the deepseek-671b DELTA-Joint MILP, 475k, at load 9 on 2 cores), so it may overrun its
+# time limit by that much. It gets the limit less RESERVE times what its export and
+# passModel took (which grow with the model and the machine's load alike); its interrupt
+# callbacks stop it at the deadline too.
+RESERVE = 10.0
 
 
 def export_matrix(model: gp.Model) -> dict:
@@ -52,9 +61,14 @@ def export_matrix(model: gp.Model) -> dict:
                 rup=rup, lb=lb, ub=ub, integrality=integ)
 
 
-def solve_highs(model, params, start_items, log) -> Result:
+def solve_highs(model, params, start_items, log, since: float | None = None) -> Result:
+    """Solve ``model`` with HiGHS. Its time limit is what is left of ``params``' TimeLimit
+    (counted from ``since``, when ``models.backend.solve`` was called) once the matrix is
+    exported and passed, less :data:`RESERVE` times that export; the interrupt callbacks
+    also stop it at that deadline."""
     import highspy
 
+    t_export = time.perf_counter()
     try:
         mx = export_matrix(model)
     except BackendError as exc:
@@ -96,15 +110,26 @@ def solve_highs(model, params, start_items, log) -> Result:
     if is_mip:                  # the incumbent trajectory (the MIP start counts if accepted)
         h.cbMipImprovingSolution.subscribe(lambda e: incumbents.append(
             (time.perf_counter() - t0, float(e.data_out.objective_function_value))))
-    def stop(e):                # Ctrl-C (models.interrupt)
-        if interrupt.requested():
+    left = time_left(params, since)     # the time limit less the export and passModel,
+    if left is not None:                # and less a reserve for HiGHS' unchecked phases
+        left = max(0.0, left - RESERVE * (time.perf_counter() - t_export))
+    if left is not None and left <= 0:
+        if log_fh is not None:
+            log_fh.close()
+        return Result("time_limit_no_solution", message=NOT_SOLVED)
+    deadline = None if left is None else time.perf_counter() + left
+    if left is not None:
+        h.setOptionValue("time_limit", left)
+
+    def stop(e):                # Ctrl-C (models.interrupt) or past the deadline
+        if interrupt.requested() or (deadline is not None and time.perf_counter() > deadline):
             e.interrupt()
 
     for cb in (h.cbSimplexInterrupt, h.cbIpmInterrupt, h.cbMipInterrupt):
         cb.subscribe(stop)
     t0 = time.perf_counter()
     try:
-        with interrupt.catch_sigint():
+        with interrupt.catch_sigint(), interrupt.solver_running():
             h.run()
     finally:
         if log_fh is not None:
@@ -131,7 +156,7 @@ def solve_highs(model, params, start_items, log) -> Result:
         status, has_sol = "optimal", True
     else:
         status = "error"
-    res = Result(status, runtime_s=runtime, incumbents=incumbents)
+    res = Result(status, runtime_s=runtime, incumbents=incumbents, time_limit=left)
     if has_sol and status in ("optimal", "feasible", "interrupted"):
         res.x = np.array(h.getSolution().col_value, dtype=float) if n else np.zeros(0)
         res.objective = float(info.objective_function_value) if n else mx["offset"]

@@ -24,6 +24,7 @@ import threading
 
 _requested = False
 _handler = None     # our handler while a solve runs in the main thread
+_solving = 0        # solver calls running now (toolkit.budget's watchdog waits for them)
 
 
 def requested() -> bool:
@@ -39,6 +40,23 @@ def request() -> None:
 def clear() -> None:
     global _requested
     _requested = False
+
+
+@contextlib.contextmanager
+def solver_running():
+    """Mark a solver call: the run's time-limit watchdog (``toolkit.budget``) raises no
+    exception inside it (it would cross the solver's C++ callbacks); the solver's own time
+    limit stops it."""
+    global _solving
+    _solving += 1
+    try:
+        yield
+    finally:
+        _solving -= 1
+
+
+def solver_active() -> bool:
+    return _solving > 0
 
 
 def _on_sigint(signum, frame):

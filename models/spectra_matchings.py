@@ -56,6 +56,7 @@ for at most D_e.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import gurobipy as gp
 import numpy as np
@@ -108,6 +109,9 @@ def count_maximal_matchings(inst: SpectraInstance, cap: int = 200_000) -> int:
         return cap + 1
 
 
+BLOCK = 20000       # (matching, entry) pairs per block of rows between two budget checks
+
+
 @dataclass
 class MatchingHandles:
     inst: SpectraInstance
@@ -130,9 +134,13 @@ def matching_pairs(matchings: np.ndarray, edges: np.ndarray) -> tuple[np.ndarray
 
 def build_matching_milp(inst: SpectraInstance, lb: float | None = None,
                         ub: float | None = None, symmetry: bool = True, line_cuts: bool = True,
-                        switch_line: bool = True, matchings: np.ndarray | None = None) -> tuple[gp.Model, MatchingHandles]:
+                        switch_line: bool = True, matchings: np.ndarray | None = None,
+                        check: Callable[[], None] | None = None
+                        ) -> tuple[gp.Model, MatchingHandles]:
     """The model in the module docstring; ``lb``/``ub`` are the optional cuts LB <= C <= UB,
-    ``switch_line`` needs ``line_cuts``."""
+    ``switch_line`` needs ``line_cuts``. ``check`` (e.g. ``Budget.check``) is called between
+    constraint groups; it may raise to stop the build (the run's time limit)."""
+    check = check or (lambda: None)
     D, s, delta = inst.demand, inst.switches, inst.delay
     S = support(D)
     rows, cols = np.nonzero(S)
@@ -141,6 +149,7 @@ def build_matching_milp(inst: SpectraInstance, lb: float | None = None,
     mt = maximal_matchings(S) if matchings is None else matchings
     if len(rows) == 0:
         mt = mt[:0]
+    check()
     M = len(mt)
     pm, pe = matching_pairs(mt, edges)
     P = len(pm)
@@ -157,11 +166,15 @@ def build_matching_milp(inst: SpectraInstance, lb: float | None = None,
     # Selection matrices: pair -> its matching (P x M), entry -> its pairs (|E| x P).
     Pm = sp.csr_matrix((np.ones(P), (np.arange(P), pm)), shape=(P, M))
     Ep = sp.csr_matrix((np.ones(P), (pe, np.arange(P))), shape=(len(rows), P))
+    Dm = sp.diags(dem[pe]) @ Pm
     for h in range(s if M else 0):
         # Service of an entry within a configuration: at most its duration, and at most D_e
-        # (only when the configuration is used).
-        model.addConstr(y[h] <= Pm @ alpha[h], name=f"serve_le_duration[{h}]")
-        model.addConstr(y[h] <= sp.diags(dem[pe]) @ Pm @ z[h], name=f"serve_on_circuit[{h}]")
+        # (only when the configuration is used); BLOCK pairs at a time between checks.
+        for a in range(0, P, BLOCK):
+            b = min(a + BLOCK, P)
+            model.addConstr(y[h, a:b] <= Pm[a:b] @ alpha[h], name=f"serve_le_duration[{h},{a}]")
+            model.addConstr(y[h, a:b] <= Dm[a:b] @ z[h], name=f"serve_on_circuit[{h},{a}]")
+            check()
     # A duration only on a used configuration (A_m bounds any useful duration).
     model.addConstr(alpha <= cap[None, :] * z, name="duration_if_used")
     # Eq. 3 coverage: every entry served for D_e over all switches and configurations.
@@ -189,6 +202,7 @@ def build_matching_milp(inst: SpectraInstance, lb: float | None = None,
                 if switch_line:
                     model.addConstr(C >= delta * z[h].sum() + Lm @ served[h],
                                     name=f"switch_line[{h},{k}]")
+            check()
         model.addConstr(w.sum(axis=0) >= 1, name="served_somewhere")
     # Identical switches: ordered by their first (lowest-index) matching, empty ones last.
     if symmetry and s > 1 and M:
@@ -196,6 +210,7 @@ def build_matching_milp(inst: SpectraInstance, lb: float | None = None,
         for h in range(1, s):
             model.addConstr(z[h] <= L @ z[h - 1], name=f"sym_switches[{h}]")
     model.setObjective(C, GRB.MINIMIZE)
+    check()
     model.update()
     return model, MatchingHandles(inst, mt, pm, pe, edges, z, alpha, y, w, C)
 

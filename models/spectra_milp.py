@@ -9,9 +9,11 @@ with T >= the slots a given schedule uses, OPT_T is at most that schedule's make
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import gurobipy as gp
 import numpy as np
+import scipy.sparse as sp
 from gurobipy import GRB
 
 from models.backend import Result, new_model
@@ -75,11 +77,15 @@ def milp_size(inst: SpectraInstance, slots: int) -> tuple[int, int]:
 
 
 def build_milp(inst: SpectraInstance, slots: int, lb_cut: float | None = None,
-               symmetry: bool = True) -> tuple[gp.Model, MilpHandles]:
+               symmetry: bool = True, check: Callable[[], None] | None = None
+               ) -> tuple[gp.Model, MilpHandles]:
     """Minimum-makespan MILP with ``slots`` = T configurations per switch (spec 3.7).
 
     ``lb_cut`` adds C >= LB (Section IV); ``symmetry`` orders slots and switches.
+    ``check`` (e.g. ``Budget.check``) is called after each switch's rows; it may raise to
+    stop the build (the run's time limit).
     """
+    check = check or (lambda: None)
     D, s, delta = inst.demand, inst.switches, inst.delay
     n = inst.n
     rows, cols = np.nonzero(support(D))
@@ -92,21 +98,26 @@ def build_milp(inst: SpectraInstance, slots: int, lb_cut: float | None = None,
     x = model.addMVar((s, T, E), vtype=GRB.BINARY, name="x")
     y = model.addMVar((s, T, E), lb=0.0, name="y")
     C = model.addVar(lb=0.0, name="C")
+    check()
 
     # Eq. 1 (a configuration is a partial permutation): per input row and output column
-    # at most one circuit, and only in a used slot.
-    R = np.zeros((n, E))
-    R[rows, np.arange(E)] = 1.0
-    K = np.zeros((n, E))
-    K[cols, np.arange(E)] = 1.0
-    R, K = R[R.any(axis=1)], K[K.any(axis=1)]
+    # at most one circuit, and only in a used slot. R, K: rows/columns of D x edges (sparse).
+    R = sp.csr_matrix((np.ones(E), (rows, np.arange(E))), shape=(n, E))
+    K = sp.csr_matrix((np.ones(E), (cols, np.arange(E))), shape=(n, E))
+    R, K = R[np.unique(rows)], K[np.unique(cols)]
+    # per switch, the (T x E) service block against the T durations and the E circuits
+    I = sp.identity(T * E, format="csr")
+    per_slot = sp.kron(sp.identity(T), np.ones((E, 1)), format="csr")     # y[t, e] -> alpha[t]
+    dem_tile = sp.diags(np.tile(dem, T), format="csr")
     for h in range(s if E else 0):
         for t in range(T):
             model.addConstr(R @ x[h, t] <= u[h, t], name=f"eq1_row[{h},{t}]")
             model.addConstr(K @ x[h, t] <= u[h, t], name=f"eq1_col[{h},{t}]")
-    # Service on an edge is bounded by the slot duration and only flows on a circuit.
-    model.addConstr(y <= alpha[:, :, None] * np.ones(E), name="serve_le_duration")
-    model.addConstr(y <= dem[None, None, :] * x, name="serve_on_circuit")
+        yh, xh = y[h].reshape(-1), x[h].reshape(-1)
+        # Service on an edge is bounded by the slot duration and only flows on a circuit.
+        model.addConstr(I @ yh - per_slot @ alpha[h] <= 0, name=f"serve_le_duration[{h}]")
+        model.addConstr(I @ yh - dem_tile @ xh <= 0, name=f"serve_on_circuit[{h}]")
+        check()
     # Eq. 3 coverage: sum over switches and slots of service >= D_e.
     model.addConstr(y.sum(axis=(0, 1)) >= dem, name="eq3_cover")
     # An unused slot has zero duration (rho = max line sum bounds any useful duration).
@@ -120,6 +131,7 @@ def build_milp(inst: SpectraInstance, slots: int, lb_cut: float | None = None,
     if lb_cut is not None:
         model.addConstr(C >= lb_cut, name="lower_bound_cut")
     model.setObjective(C, GRB.MINIMIZE)
+    check()
     model.update()
     return model, MilpHandles(inst, np.stack([rows, cols], axis=1), u, alpha, x, y, C)
 

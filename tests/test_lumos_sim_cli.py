@@ -132,13 +132,30 @@ def test_each_strategy_on_its_wiring_and_declined_elsewhere(capfd, uniform, meth
 
 
 @needs_gurobi
-def test_ilp_reconfigurations_share_the_budget_and_fall_back_when_it_is_spent(capfd):
-    """Gurobi with no time left returns no incumbent: the run falls back to the ILP's MIP
-    start method (ITV-MDMCF) and still finishes, verified."""
+def test_a_spent_budget_stops_the_simulation(capfd):
+    """--time-limit is the whole run's budget (issue 28): spent, the simulation stops with
+    status time_limit_no_solution (a partial simulation is no result), said in the record."""
     code, rec, err = solve_json(capfd, LUMOS / "sim-lumos-256.json", "--method", "sim-itv-ilp",
                                 "--backend", "gurobi", "--time-limit", 1e-4)
-    assert code == 0 and rec["verified"] and rec["time_limit_s"] == 1e-4, err
-    assert rec["ilp_fallbacks"] == rec["reconfigurations"] > 0
+    assert code == 1 and rec["status"] == "time_limit_no_solution" and not rec["verified"]
+    assert rec["time_limit_s"] == 1e-4 and "time limit of 0.0001 s reached" in rec["message"]
+
+
+def test_an_ilp_without_incumbent_falls_back_to_its_start_method(monkeypatch):
+    """An ILP reconfiguration that ends without an incumbent (its share of the budget too
+    short) is replaced by its MIP start method (ITV-MDMCF); the run still finishes."""
+    from dataclasses import replace
+
+    from models.backend import Result
+    from toolkit.registry import MethodOutput, RunConfig, problem
+    from toolkit.run import run_task
+
+    methods = problem("lumos-reconfig").methods
+    monkeypatch.setitem(methods, "itv-ilp", replace(methods["itv-ilp"], fn=lambda i, c: (
+        MethodOutput(None, Result("time_limit_no_solution", backend="highs")))))
+    rec = run_task(instances.read_json(LUMOS / "sim-lumos-256.json"), "s", "sim-itv-ilp",
+                   RunConfig(backend="highs"))
+    assert rec["verified"] and rec["ilp_fallbacks"] == rec["reconfigurations"] > 0
     assert "fell back" in rec["message"]
 
 

@@ -59,13 +59,15 @@ def reference_run(inst: DeltaInstance):
     return best
 
 
-def _ga(inst: DeltaInstance, cfg: RunConfig, share: float = 1.0):
+def _ga(inst: DeltaInstance, cfg: RunConfig, share: float = 1.0, reserve: float = 0.0):
     """DELTA-Fast (Alg. 3) with the spec's defaults, seeded with the three baselines; it
-    stops at ``ga_time_limit`` or at ``share`` of what is left of the run's budget."""
+    stops at ``ga_time_limit`` or at ``share`` of what is left of the run's budget, less
+    ``reserve`` seconds for what must follow it."""
     from heuristics.delta_baselines import BASELINES
 
-    caps = [c for c in (cfg.budget.share(fraction=share), cfg.option("ga_time_limit") or None)
-            if c is not None]
+    left = cfg.budget.share(fraction=share)
+    left = None if left is None else max(left - reserve, 0.0)
+    caps = [c for c in (left, cfg.option("ga_time_limit") or None) if c is not None]
     with cfg.budget.stage("ga"):
         return delta_fast(inst, pop=cfg.option("pop"), generations=cfg.option("generations"),
                           stall=cfg.option("stall"), seed=cfg.option("seed"),
@@ -84,8 +86,12 @@ def _nct_fields(ev: dict) -> dict:
 
 
 def run_fast(inst: DeltaInstance, cfg: RunConfig) -> MethodOutput:
+    t = time.perf_counter()
     ideal_reference(inst)        # before the GA: after its deadline only one simulation is left
-    ga = _ga(inst, cfg)
+    # [DECISION] that simulation's time is kept back from the GA's deadline, twice the ideal
+    # reference's (a simulation of the same DAG; twice: the load may change meanwhile), so
+    # the run ends within its limit with the GA's best topology
+    ga = _ga(inst, cfg, reserve=2.0 * (time.perf_counter() - t))
     ev = evaluate(inst, ga.x, policy="maxmin")
     metrics = _nct_fields(ev)
     metrics.update(generations=ga.generations, evaluations=ga.evaluations, ga_stop=ga.stop)
@@ -94,10 +100,11 @@ def run_fast(inst: DeltaInstance, cfg: RunConfig) -> MethodOutput:
 
 def prepare_interval(inst: DeltaInstance, variant: str, ref, prune: bool = True,
                      anchors: bool = True, margin: int = 2, k_pad: int = 2, tighten: bool = True,
-                     paper_exact: bool = False, hotstart: bool = True):
+                     paper_exact: bool = False, hotstart: bool = True, check=None):
     """Spec 3.3/3.6 set-up of the interval MILP from a reference run ``(name, x, sim)``:
     K from its events, Algorithm 1 windows, T_up = its makespan, optional tightenings
-    (spec 2.1) and its trace as the MIP start. Returns (model, handles, start)."""
+    (spec 2.1) and its trace as the MIP start. Returns (model, handles, start). ``check``:
+    the run's budget check, called while the model is built."""
     _, x_ref, sim = ref
     prof = profile(inst, sim)
     K = prof.intervals(k_pad)
@@ -110,7 +117,7 @@ def prepare_interval(inst: DeltaInstance, variant: str, ref, prune: bool = True,
         if not paper_exact:                  # LCT assumes the tails are inside C
             tight["time_windows"] = task_windows(inst, T_up)
     model, h = build_interval(inst, K, T_up, variant, windows=windows,
-                              paper_exact_makespan=paper_exact, **tight)
+                              paper_exact_makespan=paper_exact, check=check, **tight)
     start = mip_start(h, x_ref, sim) if hotstart else None
     return model, h, start
 
@@ -123,13 +130,17 @@ def _interval_method(variant: str, hot_from_ga: bool = False):
             ref = ("delta-fast", ga.x, simulate(inst, ga.x))
         else:
             ref = reference_run(inst)
-        ref_name, _, sim = ref
+        ref_name, x_ref, sim = ref
+        cfg.budget.keep(sim.solution(x_ref), f"the {ref_name} topology's simulated schedule "
+                        "(the MIP start heuristic)", {"reference": ref_name,
+                                                      "reference_iteration_time": sim.makespan})
         with cfg.budget.stage("build"):
             model, h, start = prepare_interval(
                 inst, variant, ref, prune=cfg.option("prune"), anchors=cfg.option("anchors"),
                 margin=cfg.option("margin"), k_pad=cfg.option("k_pad"),
                 tighten=cfg.option("tighten"), paper_exact=cfg.option("paper_exact"),
-                hotstart=cfg.option("hotstart"))
+                hotstart=cfg.option("hotstart"), check=cfg.budget.checker())
+            cfg.budget.check()
         K = h.K
         t_prep = time.perf_counter() - t_start     # baselines or GA, pruning, model build
         if cfg.option("ports"):              # lexicographic stage (4): fewest circuits at C <= C*
@@ -176,13 +187,16 @@ def run_fts(inst: DeltaInstance, cfg: RunConfig) -> MethodOutput:
     """Fixed-time-step MILP (Appendix A); its topology is judged by the simulator. A step
     cutting the reference makespan into more than FTS_SLICES_MAX slices is bad input (an
     OptionError before the model is built; 1e-300 would reach ``int()`` and an allocation)."""
-    ref_name, _, sim = reference_run(inst)
+    ref_name, x_ref, sim = reference_run(inst)
+    cfg.budget.keep(sim.solution(x_ref), f"the {ref_name} topology's simulated schedule "
+                    "(the reference)", {"reference": ref_name})
     step = cfg.option("step") or sim.makespan / 200.0
     if sim.makespan > FTS_SLICES_MAX * step:
         raise OptionError(f"option step: {step:g} ms cuts the reference makespan "
                           f"({sim.makespan:g} ms) into more than {FTS_SLICES_MAX:.0e} slices; "
                           f"expected a step >= {sim.makespan / FTS_SLICES_MAX:.3g} ms")
-    model, h = build_fixed_step(inst, step, sim.makespan * (1 + 1e-6), fair=cfg.option("fair"))
+    model, h = build_fixed_step(inst, step, sim.makespan * (1 + 1e-6), fair=cfg.option("fair"),
+                                check=cfg.budget.checker("build"))
     res = solve(model, **cfg.solve_kw())
     extra = {"reference": ref_name, "step_ms": step, "slices": h.T}
     if not res.has_solution:

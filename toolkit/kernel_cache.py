@@ -86,11 +86,14 @@ def writable(path: Path) -> bool:
     return True
 
 
-def njit(fn):
-    """``numba.njit`` with the cache of this module: the decorator of every kernel."""
+def njit(fn=None, **options):
+    """``numba.njit`` with the cache of this module: the decorator of every kernel, as
+    ``@njit`` or with numba's options, ``@njit(nogil=True)``."""
+    if fn is None:
+        return lambda f: njit(f, **options)
     import numba
 
-    disp = numba.njit(fn)
+    disp = numba.njit(**options)(fn)
     try:        # what numba's own cache=True sets (Dispatcher.enable_caching), ours first
         disp._cache = _function_cache()(fn)
     except RuntimeError:        # no writable location anywhere: compile in every process

@@ -36,10 +36,14 @@ from __future__ import annotations
 
 import functools
 import importlib
+import subprocess
 import sys
 import threading
 import time
 from contextlib import contextmanager, nullcontext
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent      # the child's working folder
 
 # set -> (module, warm-up function): the one list of compiled kernels
 KERNELS: dict[str, tuple[str, str]] = {
@@ -53,11 +57,14 @@ _WARM: set[str] = set()         # sets warm in this process (forked children inh
 _LOCK = threading.Lock()
 
 
-def warm(names) -> float:
+def warm(names, deadline: float | None = None) -> float:
     """Compile or load the kernel sets ``names`` not yet warm in this process; returns the
     seconds spent (0.0 when all were warm). A set the cache lacks is compiled into it, by
     one process per machine at a time (toolkit.kernel_cache.filling), after one note on
-    stderr, the first time this process compiles anything."""
+    stderr, the first time this process compiles anything. With ``deadline`` (a run's time
+    limit, as a ``time.perf_counter()`` time), such a set is compiled by a child process
+    stopped at the deadline (TimeoutError): a compilation interrupted in this process could
+    leave numba broken (issue 28 item 4)."""
     todo = [n for n in dict.fromkeys(names) if n not in _WARM]
     for n in todo:
         if n not in KERNELS:
@@ -71,9 +78,12 @@ def warm(names) -> float:
         for n in todo:
             if n not in _WARM:
                 module, fn = KERNELS[n]
-                mod = importlib.import_module(module)
-                with _cold_note(n), kernel_cache.filling(n, lambda: _note(n, waiting=True)):
-                    getattr(mod, fn)()
+                warm_up = getattr(importlib.import_module(module), fn)
+                if deadline is not None:
+                    _warm_by_deadline(n, warm_up, deadline)
+                else:
+                    with _cold_note(n), kernel_cache.filling(n, lambda: _note(n, waiting=True)):
+                        warm_up()
                 _WARM.add(n)
     return time.perf_counter() - t0
 
@@ -126,6 +136,45 @@ class _OnCompile:
 def _cold_note(name: str):
     """Note (once per process) when the block compiles (numba's ``numba:compile`` event)."""
     return nullcontext() if _NOTED else _listening("numba:compile", _OnCompile(name))
+
+
+class _Cold(Exception):
+    """numba is about to compile (the machine code is not in the cache)."""
+
+
+class _NoCompile:
+    """Stops a warm-up (``_Cold``) at the start of a real compilation in this thread, before
+    the compiler runs (numba's state is intact then)."""
+
+    def __init__(self, name: str):
+        self.name, self.tid = name, threading.get_ident()
+
+    def on_start(self, event) -> None:
+        if threading.get_ident() == self.tid:
+            raise _Cold(self.name)
+
+    def on_end(self, event) -> None:
+        pass
+
+
+def _warm_by_deadline(name: str, warm_up, deadline: float) -> None:
+    """``warm_up()`` here if it only loads from the cache; else the set is compiled into the
+    cache by ``python -m toolkit.kernels NAME`` in a child process killed at ``deadline``
+    (TimeoutError), then loaded here."""
+    try:
+        with _listening("numba:compile", _NoCompile(name)):
+            warm_up()
+        return
+    except _Cold:
+        _note(name)
+    try:
+        subprocess.run([sys.executable, "-m", "toolkit.kernels", name], cwd=ROOT,
+                       timeout=max(deadline - time.perf_counter(), 0.0), check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise TimeoutError(f"compiling the {name} kernels (empty numba cache) took longer "
+                           "than the time limit") from None
+    warm_up()                   # from the cache the child filled
 
 
 def is_warm(name: str) -> bool:
@@ -207,4 +256,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

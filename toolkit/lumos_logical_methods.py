@@ -51,10 +51,12 @@ def run_greedy(inst: LogicalInstance, cfg: RunConfig) -> MethodOutput:
 def run_ilp(mode: str):
     def run(inst: LogicalInstance, cfg: RunConfig) -> MethodOutput:
         model, h = build_logical(inst, mode)
+        cfg.budget.check("build")
         start = None
         if cfg.option("start"):
             with cfg.budget.stage("start"):
                 seed = heuristic_decomposition(inst)
+                cfg.budget.keep(seed, "Heuristic-Decomposition's split (the MIP start heuristic)")
                 if mode == "min_contention" or check_logical(inst, seed)[1]["contention_free"]:
                     start = logical_start(h, seed)
         with cfg.budget.stage("ilp"):

@@ -197,6 +197,12 @@ def start_kernels(inst, cfg: RunConfig | None) -> tuple[str, ...]:
     return mdmcf_kernels(inst, None) if option_or(cfg, "start", True) else ()
 
 
+# [DECISION] the share of what is left of a user's --time-limit that the ITV heuristics'
+# clocked steps (ejection chains, refine) may take: the rest is for their unclocked steps
+# (SIMD, FindConnection, the worker pool) and the check, so the run ends with its result
+CLOCKED_SHARE = 0.7
+
+
 def run_itv_heuristic(aware: bool):
     def run(inst: ReconfigInstance, cfg: RunConfig) -> MethodOutput:
         restarts, workers = cfg.option("restarts"), cfg.option("workers")
@@ -205,26 +211,41 @@ def run_itv_heuristic(aware: bool):
         # the clocks: refine's own budget and --time-limit only (none by default, so the
         # default result does not depend on the machine)
         conf = itv_configure(inst, aware=aware, simd=cfg.option("simd"), refine=cfg.option("refine"),
-                             time_budget=cfg.budget.cap(cfg.option("refine_budget") or None),
+                             time_budget=_share_cap(cfg, cfg.option("refine_budget") or None),
                              eject=cfg.option("eject"), restarts=None if restarts < 0 else restarts,
                              workers=workers or None, eject_work=cfg.option("eject_work") or None,
-                             time_limit=cfg.budget.cap(None), exact_vars=cfg.option("exact_vars"),
+                             time_limit=_share_cap(cfg, None), exact_vars=cfg.option("exact_vars"),
                              lns=cfg.option("lns"), lns_seed=cfg.option("lns_seed"))
+        if cfg.option("mrar"):              # the ITV-ILP reference may meet the time limit
+            cfg.budget.keep(conf, "the configuration before MRAR's ITV-ILP reference")
         return MethodOutput(conf, metrics=_mrar(inst, conf, cfg))
     return run
 
 
-def _itv_ilp_config(inst: ReconfigInstance, cfg: RunConfig):
+def _share_cap(cfg: RunConfig, seconds: float | None) -> float | None:
+    """``seconds`` (None: none of its own), at most CLOCKED_SHARE of what is left."""
+    left = cfg.budget.share(fraction=CLOCKED_SHARE)
+    return seconds if left is None else (left if seconds is None else min(seconds, left))
+
+
+def _itv_ilp_config(inst: ReconfigInstance, cfg: RunConfig, keep: bool = False):
+    """ITV-ILP group by group; ``keep``: the MIP start is the run's result should the time
+    limit stop it (``Budget.keep``)."""
     reduced = cfg.option("model") == "reduced"
     with cfg.budget.stage("start"):
-        seed = itv_configure(inst, workers=cfg.threads) if cfg.option("start") else None
+        seed = itv_configure(inst, workers=cfg.threads, time_limit=cfg.budget.cap(None)) \
+            if cfg.option("start") else None
+    if keep and seed is not None:
+        cfg.budget.keep(seed, "the ITV-MDMCF configuration (the MIP start heuristic)")
     conf, results = OcsConfig.empty(inst.fabric, inst.wire), []
     t0 = time.perf_counter()
     H = inst.fabric.H
     for h in range(H):
-        model, hd = build_itv(inst.C[h], _old_mats(inst, h), reduced=reduced)
-        start = itv_start(hd, [seed.matrix(h, k) for k in range(inst.fabric.k_spine)]) if seed else None
         with cfg.budget.stage(f"{H} groups"):
+            cfg.budget.check(f"group {h + 1} of {H}")
+            model, hd = build_itv(inst.C[h], _old_mats(inst, h), reduced=reduced)
+            start = itv_start(hd, [seed.matrix(h, k) for k in range(inst.fabric.k_spine)]) \
+                if seed else None
             res = solve(model, start=start, **_group_kw(cfg, H - h))
         results.append(res)
         if not res.has_solution:
@@ -237,7 +258,7 @@ def _itv_ilp_config(inst: ReconfigInstance, cfg: RunConfig):
 
 def run_itv_ilp(inst: ReconfigInstance, cfg: RunConfig) -> MethodOutput:
     """ITV-ILP: [001] ILP (1)-(7), one model per group (exact), MIP start from ITV-MDMCF."""
-    conf, res = _itv_ilp_config(inst, cfg)
+    conf, res = _itv_ilp_config(inst, cfg, keep=True)
     return MethodOutput(conf, res)
 
 
@@ -251,14 +272,17 @@ def run_uniform_ilp(inst: ReconfigInstance, cfg: RunConfig) -> MethodOutput:
         with cfg.budget.stage("start"):
             seeds = [uniform_greedy(inst)] + ([helios(inst)] if cfg.option("helios_start") else [])
             seed = min(seeds, key=lambda c: check_config(inst, c)[1]["shortfall"])
+        cfg.budget.keep(seed, "the Uniform-Greedy / Helios configuration (the MIP start "
+                        "heuristic)")
     conf, results = OcsConfig.empty(inst.fabric, inst.wire), []
     t0 = time.perf_counter()
     K, base, H = inst.fabric.k_spine, lex_base(inst), inst.fabric.H
     for h in range(H):
-        model, hd = build_uniform(inst.C[h], _old_mats(inst, h))
-        start = uniform_start(hd, [seed.matrix(h, k) for k in range(K)]) if seed else None
-        kw = _group_kw(cfg, H - h)
         with cfg.budget.stage(f"{H} groups"):
+            cfg.budget.check(f"group {h + 1} of {H}")
+            model, hd = build_uniform(inst.C[h], _old_mats(inst, h))
+            start = uniform_start(hd, [seed.matrix(h, k) for k in range(K)]) if seed else None
+            kw = _group_kw(cfg, H - h)
             if lam > 0:
                 model.setObjective(lam * hd.unmet + hd.rewiring)
                 res = solve(model, start=start, **kw)
@@ -279,6 +303,8 @@ def run_uniform_ilp(inst: ReconfigInstance, cfg: RunConfig) -> MethodOutput:
 def _heur(fn):
     def run(inst, cfg):
         conf = fn(inst)
+        if cfg.option("mrar"):              # the ITV-ILP reference may meet the time limit
+            cfg.budget.keep(conf, "the configuration before MRAR's ITV-ILP reference")
         return MethodOutput(conf, metrics=_mrar(inst, conf, cfg))
     return run
 

@@ -13,9 +13,11 @@ strategy, so ``gap`` / ``batch`` compare strategies per instance ([001] Fig. 8):
 methods, and one option value holds for all methods of a run. Every reconfiguration
 shares the run's budget (``--time-limit``; model methods: 600 s by default): each one's
 lumos-reconfig method gets what is left (``RunConfig.solve_kw``), its per-group ILPs a
-fair share of that. When an ILP stops before any incumbent (e.g. with Gurobi once the
-budget is spent), the reconfiguration falls back to the ILP's own MIP start method
-(ITV-MDMCF / Uniform-Greedy), counted in ``ilp_fallbacks``: the run still finishes.
+fair share of that. When an ILP stops before any incumbent (its share too short), the
+reconfiguration falls back to the ILP's own MIP start method (ITV-MDMCF /
+Uniform-Greedy), counted in ``ilp_fallbacks``. The simulation checks the budget at every
+event: once it is spent the run stops with status ``time_limit_no_solution`` (a partial
+simulation is no result; issue 28).
 
 Option ``alg_time``: ``measured`` (default, [001]: the measured wall time of requirement,
 logical topology and reconfiguration delays the job's start, so on OCS fabrics the times
@@ -58,7 +60,8 @@ def reconfig_cfg(cfg: RunConfig, method: str) -> RunConfig:
     from toolkit.registry import problem
 
     m = problem("lumos-reconfig").methods[method]
-    return replace(cfg, options={}, declared=m.options, options_shared=False)
+    return replace(cfg, options={}, declared=m.options, options_shared=False,
+                   budget=cfg.budget.sub() if cfg.budget is not None else None)
 
 
 def sim_kernels(name: str):
@@ -124,7 +127,8 @@ def run_sim(name: str, kind: str):
             arch.controller.fallback = fallback
         t0 = time.perf_counter()
         with cfg.budget.stage("simulation"):
-            res = Simulator(arch, alg_time=cfg.option("alg_time")).run(inst.jobs)
+            res = Simulator(arch, alg_time=cfg.option("alg_time")).run(
+                inst.jobs, check=cfg.budget.checker("the simulation"))
         wall = time.perf_counter() - t0
         sol = SimSolution(*res.records())
         st = res.stats

@@ -51,6 +51,8 @@ def run_ilp(inst: StagingInstance, cfg: RunConfig) -> MethodOutput:
 
     n_alone, lb = len(inst.alone), stage_lower_bound(inst)
     seed = staging_greedy(inst) if cfg.option("start") else None
+    if seed is not None:
+        cfg.budget.keep(seed, "the first-fit decreasing staging (the MIP start heuristic)")
     top = len(seed.stages) if seed else len(inst.changed)     # a known feasible count
     if len(inst.packable) == 0 or lb == top:                  # nothing left to decide
         sol = seed or staging_greedy(inst)
@@ -80,6 +82,8 @@ def _loop(inst: StagingInstance, cfg: RunConfig, lo: int, top: int, seed) -> Met
     n_alone, bound, results, sol = len(inst.alone), lo, [], None
     t0 = time.perf_counter()
     for theta in range(lo, top):
+        if cfg.budget.spent():
+            break                   # the time limit: the greedy staging (or one per stage)
         model, h = build_staging(inst, theta=theta)
         with cfg.budget.stage("ilp"):
             res = solve(model, **{**cfg.solve_kw(), "time_limit": cfg.budget.share(top - theta)})

@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
 
-from toolkit.budget import Budget, method_limit
+from toolkit.budget import Budget, TimeLimitReached, method_limit
 from toolkit.options import Option, OptionError, parse_options
 
 if TYPE_CHECKING:
@@ -64,6 +64,39 @@ class MethodOutput:
     metrics: dict = field(default_factory=dict)
 
 
+def time_limited(budget: Budget, exc: TimeoutError) -> MethodOutput:
+    """The output of a run the time limit stopped: the best result the method kept
+    (``Budget.keep``: status feasible), else none (status ``time_limit_no_solution``); the
+    solver Result's message says which."""
+    from models.backend import Result
+
+    if not isinstance(exc, TimeLimitReached):
+        exc = TimeLimitReached(budget.limit, budget.elapsed(), budget.current)
+    if budget.kept is None:
+        return MethodOutput(None, Result("time_limit_no_solution", backend="none",
+                                         message=f"{exc}: no solution"))
+    return MethodOutput(budget.kept.solution, Result(
+        "feasible", backend="none", message=f"{exc}: the solution is {budget.kept.note}"),
+        budget.kept.metrics)
+
+
+def settle(out: MethodOutput, budget: Budget) -> MethodOutput:
+    """``out``, or where its solver ran out of time without a solution, the best result
+    the method kept (``Budget.keep``), with status feasible and a message saying so."""
+    res, kept = out.solver, budget.kept
+    if out.solution is not None or kept is None or \
+            (res is not None and res.status != "time_limit_no_solution"):
+        return out
+    note = f"no solution within the time limit; the solution is {kept.note}"
+    if res is None:
+        from models.backend import Result
+
+        res = Result("feasible", backend="none", message=note)
+    else:
+        res = replace(res, status="feasible", message="; ".join(filter(None, [res.message, note])))
+    return MethodOutput(kept.solution, res, {**kept.metrics, **out.metrics})
+
+
 @dataclass(frozen=True)
 class Method:
     name: str
@@ -100,16 +133,25 @@ class Method:
         opts = parse_options(cfg.options, self, siblings, cfg.options_shared)
         return replace(cfg, options=opts, declared=self.options, budget=None)
 
-    def new_budget(self, cfg: RunConfig) -> Budget:
-        """The run's budget: --time-limit, else the model default (none for heuristics)."""
-        return Budget(method_limit(self.kind, cfg.time_limit))
+    def new_budget(self, cfg: RunConfig, t0: float | None = None) -> Budget:
+        """The run's budget from ``t0`` (default: now): --time-limit, else the model default
+        (none for heuristics)."""
+        return Budget(method_limit(self.kind, cfg.time_limit), t0=t0)
 
     def run(self, inst, cfg: RunConfig) -> MethodOutput:
-        """Run on ``inst`` with ``cfg`` (configured, with a budget, unless it already is)."""
+        """Run on ``inst`` with ``cfg`` (configured, with a budget, unless it already is).
+        A run with a budget of its own ends at its limit with :func:`time_limited`'s output;
+        one given a budget (a stage of a larger run) lets TimeLimitReached pass to its owner."""
         cfg = self.configure(cfg)
-        if cfg.budget is None:
-            cfg = replace(cfg, budget=self.new_budget(cfg))
-        return self.fn(inst, cfg)
+        if cfg.budget is not None:
+            return self.fn(inst, cfg)
+        cfg = replace(cfg, budget=self.new_budget(cfg))
+        try:
+            return settle(self.fn(inst, cfg), cfg.budget)
+        except TimeoutError as exc:     # a budget check or a compiled kernel's deadline
+            if not cfg.budget.spent():
+                raise
+            return time_limited(cfg.budget, exc)
 
     def with_defaults(self, cfg: RunConfig) -> RunConfig:
         """``cfg`` for this method with all its options at their defaults (a reference run
@@ -207,7 +249,8 @@ def preload(method: Method, inst=None, cfg: RunConfig | None = None) -> float:
         return 0.0
     from toolkit.kernels import warm
 
-    return warm(sets)
+    budget = cfg.budget if cfg is not None else None
+    return warm(sets, None if budget is None else budget.deadline())
 
 
 def option_or(cfg: RunConfig | None, name: str, default):

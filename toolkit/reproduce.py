@@ -153,6 +153,10 @@ TARGETS: dict[str, Target] = {
     "lumos-sim-speed": Target("benchmarks.lumos_sim_speed:run",
                               "LumosCore simulator: one 1,000-job simulation at 32K GPUs with MDMCF, time split",
                               "~1.5 min", "~15 s"),
+    "time-limit": Target("benchmarks.time_limit:run",
+                         "--time-limit bounds the whole run: every model method and clock-guarded "
+                         "heuristic on a large instance, 2 busy processes beside it",
+                         "~10 min", "~1.5 min", "quick"),
     "import-time": Target("benchmarks.import_time:run",
                           "start-up cost: import time of list, --help and a heuristic solve (< 0.5 s)",
                           "~10 s", None),

@@ -15,7 +15,7 @@ from models import interrupt
 from models.gap import relative_gap
 from toolkit.kernels import compile_clock
 from toolkit.rank import scope
-from toolkit.registry import OptionError, RunConfig, preload, problem
+from toolkit.registry import OptionError, RunConfig, preload, problem, settle, time_limited
 from toolkit.versions import versions_text
 
 CORE_FIELDS = ("instance", "name", "problem", "method", "backend", "status", "objective", "bound",
@@ -78,6 +78,7 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
     dict (``True``) or the solution object itself (``"object"``). With ``cfg.write_model``
     the record lists the model files written as ``model_files`` (models.model_files).
     """
+    t_begin = time.perf_counter()       # the --time-limit budget counts from here
     inst = instances.from_dict(data, source)
     prob = problem(inst.problem)
     try:
@@ -91,13 +92,8 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
                             f"{prob.name}: {models_ or 'none'})", source)
     try:
         base, cfg = cfg, method.configure(cfg, prob.methods.values())   # --option names, values
-        check_applicable(inst, method, cfg, source)
     except OptionError as exc:
         raise InstanceError("option", str(exc), source) from None
-    except NotApplicable as exc:
-        takers = [m.name for m in prob.methods.values() if m is not method and _takes(m, inst, base)]
-        raise NotApplicable(f"{exc}; methods that take it: {', '.join(takers)}" if takers
-                            else str(exc)) from None
     if cfg.log_dir:
         from pathlib import Path
 
@@ -106,46 +102,56 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
     rec = {k: None for k in CORE_FIELDS}
     rec.update(instance=source, name=inst.name, problem=prob.name, method=method.name,
                verified=False, message="", versions=versions_text())
-    budget = method.new_budget(cfg)         # --time-limit: the whole run's, warm-up included
-    try:
-        warmup = preload(method, inst, cfg)     # its modules and compiled kernels: before the clock
-    except KeyboardInterrupt:               # Ctrl-C during a (cold) compilation
-        rec["runtime_s"] = 0.0
-        _interrupted(rec)
-    if warmup:
-        rec["warmup_s"] = warmup
+    # --time-limit: the whole run's budget, all stages, loading and compiling included
+    budget = method.new_budget(cfg, t0=t_begin)
     cfg = replace(cfg, budget=budget)
     rec["time_limit_s"] = budget.limit
-    interrupt.clear()
     if cfg.write_model:
         from models import model_files
 
         model_files.begin(cfg.write_model)
-    with compile_clock() as comp:           # a kernel the warm-up missed: not the algorithm's
-        t0 = time.perf_counter()
+    out, t0, comp = None, None, None
 
-        def runtime() -> float:
-            return time.perf_counter() - t0 - comp.seconds
-        try:
-            out = method.fn(inst, cfg)
-        except OptionError as exc:          # bad --option values and combinations
-            raise InstanceError("option", str(exc), source) from None
-        except KeyboardInterrupt:           # Ctrl-C in Python code, or a solve after one
-            rec["runtime_s"] = runtime()
-            _interrupted(rec)
-        except Exception as exc:  # noqa: BLE001 - a failing method must not kill a batch
-            rec.update(status="error", runtime_s=runtime(),
-                       message=f"{type(exc).__name__}: {exc}")
-            if interrupt.requested():       # it failed on an interrupted solve's result
-                _interrupted(rec)
-            rec["traceback"] = traceback.format_exc(limit=4)
-            return rec
-        finally:
-            if comp.seconds:
-                rec["compile_s"] = comp.seconds
-            if cfg.write_model:         # the files written, also after a failure or Ctrl-C
-                rec["model_files"] = model_files.finish()
-        rec["runtime_s"] = runtime()
+    def runtime() -> float:             # the method's time: no warm-up, no compilation
+        if t0 is None:
+            return 0.0
+        return time.perf_counter() - t0 - (comp.seconds if comp is not None else 0.0)
+    try:
+        with budget.watchdog():         # stops code that never checks the budget
+            budget.current = "loading and compiling the method's code"
+            warmup = preload(method, inst, cfg)     # modules and kernels: before the clock
+            budget.current = "the applicability check"
+            check_applicable(inst, method, cfg, source)     # may run a heuristic (milp)
+            budget.current = None
+            if warmup:
+                rec["warmup_s"] = warmup
+            interrupt.clear()
+            with compile_clock() as comp:   # a kernel the warm-up missed: not the algorithm's
+                t0 = time.perf_counter()
+                out = settle(method.fn(inst, cfg), budget)
+    except TimeoutError as exc:     # a budget check, the watchdog or a compiled kernel's
+        if not budget.spent():      # deadline: the best kept, or none; else another timeout
+            return _failed(rec, exc, runtime(), budget)
+        if out is None:
+            out = time_limited(budget, exc)
+    except OptionError as exc:          # bad --option values and combinations
+        raise InstanceError("option", str(exc), source) from None
+    except NotApplicable as exc:        # bad input: the method declines the instance
+        takers = [m.name for m in prob.methods.values()
+                  if m is not method and _takes(m, inst, base)]
+        raise NotApplicable(f"{exc}; methods that take it: {', '.join(takers)}" if takers
+                            else str(exc)) from None
+    except KeyboardInterrupt:           # Ctrl-C in Python code (a cold compilation too), or a
+        rec["runtime_s"] = runtime()    # solve after one
+        _interrupted(rec)
+    except Exception as exc:  # noqa: BLE001 - a failing method must not kill a batch
+        return _failed(rec, exc, runtime(), budget)
+    finally:
+        if comp is not None and comp.seconds:
+            rec["compile_s"] = comp.seconds
+        if cfg.write_model:         # the files written, also after a failure or Ctrl-C
+            rec["model_files"] = model_files.finish()
+    rec["runtime_s"] = runtime()
     if budget.split():
         rec["time_split"] = budget.split()
     res = out.solver
@@ -182,8 +188,20 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
     # "instance": ``bound`` bounds the instance's optimum; "model": only the method's model
     rec["bound_scope"] = scope(rec["bound"], rec["problem_bound"])
     rec["gap"] = relative_gap(rec["objective"], rec["bound"])
+    # the whole run on the --time-limit clock: loading, compiling, the method and the check
+    rec["elapsed_s"] = budget.elapsed()
     if interrupt.requested() or rec["status"] == "interrupted":
         _interrupted(rec)
+    return rec
+
+
+def _failed(rec: dict, exc: Exception, runtime: float, budget) -> dict:
+    """The record of a method that raised ``exc`` (status error, with a short traceback)."""
+    rec.update(status="error", runtime_s=runtime, message=f"{type(exc).__name__}: {exc}",
+               elapsed_s=budget.elapsed())
+    if interrupt.requested():       # it failed on an interrupted solve's result
+        _interrupted(rec)
+    rec["traceback"] = traceback.format_exc(limit=4)
     return rec
 
 

@@ -101,14 +101,15 @@ def _spectra_opts(cfg: RunConfig) -> dict:
 def run_spectra(inst: SpectraInstance, cfg: RunConfig, equalize: bool = True) -> MethodOutput:
     if cfg.option("refine") == "lp":
         return run_spectra_lp(inst, cfg, equalize)
-    return MethodOutput(spectra(inst, equalize_loads=equalize, **_spectra_opts(cfg)))
+    return MethodOutput(spectra(inst, equalize_loads=equalize, deadline=cfg.budget.deadline(),
+                                **_spectra_opts(cfg)))
 
 
 def run_spectra_lp(inst: SpectraInstance, cfg: RunConfig, equalize: bool = True) -> MethodOutput:
     """Spectra with the Refine LP (Eq. 5) solved on the chosen backend."""
     opts = _spectra_opts(cfg)
     dec = decompose(inst.demand, edge_mode=opts["edge_mode"], refine="none",
-                    matching=opts["matching"])
+                    matching=opts["matching"], deadline=cfg.budget.deadline())
     model, handles = build_refine_lp(inst.demand, dec.perms)
     res = solve(model, **cfg.solve_kw())
     if not res.has_solution:
@@ -132,13 +133,15 @@ def _milp_slots(inst: SpectraInstance, cfg: RunConfig, seed) -> int:
 
 def run_milp(inst: SpectraInstance, cfg: RunConfig) -> MethodOutput:
     """Exact makespan MILP (spec 3.7), seeded with Spectra's schedule as a MIP start."""
-    seed = spectra(inst)
+    seed = spectra(inst, deadline=cfg.budget.deadline())
+    cfg.budget.keep(seed, "Spectra's schedule (the MIP start heuristic)")
     slots = _milp_slots(inst, cfg, seed)
     lb = lower_bound(inst.demand, inst.switches, inst.delay)
     model, h = build_milp(inst, slots, lb_cut=lb if cfg.option("lb_cut") else None,
-                          symmetry=cfg.option("symmetry"))
+                          symmetry=cfg.option("symmetry"), check=cfg.budget.checker("build"))
     start = milp_start(h, seed) if cfg.option("start") and \
         all(len(sw) <= slots for sw in seed.switches) else None
+    cfg.budget.check("build")
     res = solve(model, start=start, **cfg.solve_kw())
     sol = extract_milp(h, res) if res.has_solution else None
     return MethodOutput(sol, res, {"slots": slots})
@@ -147,15 +150,18 @@ def run_milp(inst: SpectraInstance, cfg: RunConfig) -> MethodOutput:
 def run_milp_matchings(inst: SpectraInstance, cfg: RunConfig) -> MethodOutput:
     """Exact makespan MILP over maximal matchings (models.spectra_matchings): no slot
     limit, so its optimum is OPT itself; Spectra's schedule as MIP start and upper bound."""
-    seed = spectra(inst)
+    seed = spectra(inst, deadline=cfg.budget.deadline())
+    cfg.budget.keep(seed, "Spectra's schedule (the MIP start heuristic)")
     lb = lower_bound(inst.demand, inst.switches, inst.delay)
     ub = schedule_makespan(seed, inst.delay)
     model, h = build_matching_milp(inst, lb=lb if cfg.option("lb_cut") else None,
                                    ub=ub if cfg.option("ub_cut") else None,
                                    symmetry=cfg.option("symmetry"),
                                    line_cuts=cfg.option("line_cuts"),
-                                   switch_line=cfg.option("switch_line"))
+                                   switch_line=cfg.option("switch_line"),
+                                   check=cfg.budget.checker("build"))
     start = matching_start(h, seed) if cfg.option("start") else None
+    cfg.budget.check("build")
     res = solve(model, start=start, **cfg.solve_kw())
     sol = extract_matching_milp(h, res) if res.has_solution else None
     return MethodOutput(sol, res, {"matchings": len(h.matchings)})

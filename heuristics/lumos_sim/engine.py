@@ -133,7 +133,9 @@ class Simulator:
         self.cluster = arch.cluster
 
     # ------------------------------------------------------------------------------------
-    def run(self, jobs) -> SimResult:
+    def run(self, jobs, check=None) -> SimResult:
+        """Simulate ``jobs`` to the last completion. ``check`` (e.g. a run's ``Budget.check``)
+        is called at every event; it may raise to stop the simulation (a time limit)."""
         cl = self.cluster
         busy = np.zeros(cl.n_gpus, dtype=bool)
         arrivals = sorted(jobs, key=lambda j: (j.arrival_s, j.id))
@@ -149,6 +151,8 @@ class Simulator:
         t = 0.0
         dirty = True
         while arrivals or queue or starting or running:
+            if check is not None:
+                check()
             if dirty:
                 self._rates(running, t, stats)
                 dirty = False

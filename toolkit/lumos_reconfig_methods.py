@@ -41,6 +41,7 @@ uniform_start = lazy("models.lumos_ilp", "uniform_start")
 ILP_MAX_VARS = 400_000   # per group; above this the ILPs decline (--option max_vars=N forces)
 EJECT_WORK = 4.0         # heuristics.lumos_reconfig.EJECT_WORK: per OCS port and run
 EXACT_VARS = 4000        # heuristics.lumos_reconfig.EXACT_VARS: binaries per group
+EXACT_WORK = 20          # heuristics.lumos_reconfig.EXACT_WORK: HiGHS checkpoints per MIP
 LNS = 30.0               # heuristics.lumos_reconfig.LNS: LNS work per OCS port
 MAX_WORK = 1e6           # work units per OCS port: the budgets stay 64-bit integers (compiled)
 MAX_RESTARTS = 1000      # ejection restarts: their option list is built up front
@@ -60,6 +61,9 @@ ITV_OPTIONS = (
     Option("exact_vars", int, 0, "LP-guided exact step (HiGHS, node limit) on groups whose "
            "reduced ITV-ILP has at most this many binaries (0: off; itv-mdmcf-lp: "
            f"{EXACT_VARS})", minimum=0, maximum=MAX_MODEL_VARS),
+    Option("exact_work", int, EXACT_WORK, "work limit of each MIP of the LP-guided step, in "
+           "HiGHS MIP checkpoints (deterministic; 0: its node limit only)", minimum=0,
+           maximum=MAX_RESTARTS),
     Option("lns", float, LNS, "large-neighbourhood search after the first ejection-chain run "
            "(heuristics.lumos_lns), work units per OCS port, deterministic (0: off, then "
            "restarts by size and FindConnection / keep-and-insert candidates)", minimum=0,
@@ -196,7 +200,8 @@ def run_itv_heuristic(aware: bool):
                              eject=cfg.option("eject"), restarts=None if restarts < 0 else restarts,
                              workers=workers or None, eject_work=cfg.option("eject_work") or None,
                              time_limit=cfg.budget.cap(None), exact_vars=cfg.option("exact_vars"),
-                             lns=cfg.option("lns"), lns_seed=cfg.option("lns_seed"))
+                             exact_work=cfg.option("exact_work"), lns=cfg.option("lns"),
+                             lns_seed=cfg.option("lns_seed"))
         return MethodOutput(conf, metrics=_mrar(inst, conf, cfg))
     return run
 

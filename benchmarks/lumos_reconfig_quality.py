@@ -140,6 +140,13 @@ def _ratio(a: pd.Series, b: pd.Series) -> pd.Series:
     return (a / b.where(b > 0)).mask((a == 0) & (b == 0), 1.0)
 
 
+def vs_ilp(df: pd.DataFrame, methods) -> None:
+    """Adds ``<m>_vs_ilp`` = ``<m>_rewiring`` / ``ilp_rewiring`` for each of ``methods``
+    (benchmarks.lumos_resplit_study's columns)."""
+    for m in methods:
+        df[f"{m}_vs_ilp"] = _ratio(df[f"{m}_rewiring"], df.ilp_rewiring)
+
+
 def _variants() -> list[tuple[str, dict]]:
     """(label, itv_configure keywords) of the trade-off table."""
     from heuristics.lumos_reconfig import EXACT_VARS, EXACT_WORK as EW, LNS as LNS_DEFAULT

@@ -148,7 +148,7 @@ def lp_guided(C: np.ndarray, U: np.ndarray, V: np.ndarray, start: list[np.ndarra
     start_cost = red.const + float(cost @ start_x)
 
     def solve(lb, integral, x0=None):
-        return red.solve(lb, integral, max_nodes, x0, checks, LP_ITERS * n)
+        return red.solve(lb, integral, max_nodes, x0, checks, max(1, round(LP_ITERS * n)))
 
     lp_x, lp_obj = solve(np.zeros(n), False)            # the LP relaxation: a lower bound
     if lp_x is None:

@@ -138,7 +138,7 @@ EJECT_WORK = 4.0              # ejection-chain work per OCS port and run (the wo
 LNS = 30.0                    # large-neighbourhood search work per OCS port (default, step 4)
 EXACT_VARS = 4000             # itv-mdmcf-lp: the LP-guided step on groups up to this many binaries
 EXACT_NODES = 50              # its branch-and-bound node limit (deterministic)
-EXACT_WORK = 20               # and each MIP's HiGHS checkpoints (heuristics.lumos_exact)
+EXACT_WORK = 10               # and each MIP's HiGHS checkpoints (heuristics.lumos_exact)
 EXACT_PODS = 16               # and only up to this many Pods (P = 32: seconds per group)
 EXACT_FULL_PODS = 12          # its unfixed ILP (step 3 of lumos_exact) up to this many Pods
 NO_COST = 1 << 62             # rewiring of no candidate yet

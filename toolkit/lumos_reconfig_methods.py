@@ -41,7 +41,7 @@ uniform_start = lazy("models.lumos_ilp", "uniform_start")
 ILP_MAX_VARS = 400_000   # per group; above this the ILPs decline (--option max_vars=N forces)
 EJECT_WORK = 4.0         # heuristics.lumos_reconfig.EJECT_WORK: per OCS port and run
 EXACT_VARS = 4000        # heuristics.lumos_reconfig.EXACT_VARS: binaries per group
-EXACT_WORK = 20          # heuristics.lumos_reconfig.EXACT_WORK: HiGHS checkpoints per MIP
+EXACT_WORK = 10          # heuristics.lumos_reconfig.EXACT_WORK: HiGHS checkpoints per MIP
 LNS = 30.0               # heuristics.lumos_reconfig.LNS: LNS work per OCS port
 MAX_WORK = 1e6           # work units per OCS port: the budgets stay 64-bit integers (compiled)
 MAX_RESTARTS = 1000      # ejection restarts: their option list is built up front

@@ -117,14 +117,17 @@ def ilp_optimum(inst: ReconfigInstance, start: OcsConfig, cache: Path) -> dict:
     return rec
 
 
-def fill_cache(quick: bool = False, out_dir: Path = Path("results")) -> None:
-    """Solve (or load) every step's ITV-ILP; progress on stderr."""
+def fill_cache(quick: bool = False, out_dir: Path = Path("results"), first: int = 0) -> None:
+    """Solve (or load) the ITV-ILP of every step from the ``first``-th on (a second process
+    can fill the far end of the set while the study runs); progress on stderr."""
     import sys
 
     from heuristics.lumos_reconfig import itv_configure
     cache = out_dir / "lumos_runs" / "reconfig_quality"
     t0 = time.perf_counter()
     for i, st in enumerate(steps(quick)):
+        if i < first:
+            continue
         inst = instance(*st)
         rec = ilp_optimum(inst, itv_configure(inst), cache)
         print(f"[{i + 1}] {st} {rec['ilp_status']} {rec['ilp_rewiring']} >= {rec['ilp_bound']} "
@@ -137,5 +140,6 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out-dir", default="results")
+    ap.add_argument("--first", type=int, default=0, help="start at this step (0-based)")
     a = ap.parse_args()
-    fill_cache(a.quick, Path(a.out_dir))
+    fill_cache(a.quick, Path(a.out_dir), a.first)

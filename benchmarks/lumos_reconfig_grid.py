@@ -117,17 +117,18 @@ def ilp_optimum(inst: ReconfigInstance, start: OcsConfig, cache: Path) -> dict:
     return rec
 
 
-def fill_cache(quick: bool = False, out_dir: Path = Path("results"), first: int = 0) -> None:
-    """Solve (or load) the ITV-ILP of every step from the ``first``-th on (a second process
-    can fill the far end of the set while the study runs); progress on stderr."""
+def fill_cache(quick: bool = False, out_dir: Path = Path("results"), first: int = 0,
+               reverse: bool = False) -> None:
+    """Solve (or load) the ITV-ILP of every step from the ``first``-th on (``reverse``: from
+    the last one back to it, so that a second process can fill the far end of the set
+    while the study runs); progress on stderr."""
     import sys
 
     from heuristics.lumos_reconfig import itv_configure
     cache = out_dir / "lumos_runs" / "reconfig_quality"
     t0 = time.perf_counter()
-    for i, st in enumerate(steps(quick)):
-        if i < first:
-            continue
+    order = list(enumerate(steps(quick)))[first:]
+    for i, st in (order[::-1] if reverse else order):
         inst = instance(*st)
         rec = ilp_optimum(inst, itv_configure(inst), cache)
         print(f"[{i + 1}] {st} {rec['ilp_status']} {rec['ilp_rewiring']} >= {rec['ilp_bound']} "
@@ -141,5 +142,6 @@ if __name__ == "__main__":
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out-dir", default="results")
     ap.add_argument("--first", type=int, default=0, help="start at this step (0-based)")
+    ap.add_argument("--reverse", action="store_true", help="from the last step back to --first")
     a = ap.parse_args()
-    fill_cache(a.quick, Path(a.out_dir), a.first)
+    fill_cache(a.quick, Path(a.out_dir), a.first, a.reverse)

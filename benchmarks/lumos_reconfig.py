@@ -211,8 +211,8 @@ def _report(summ, status, quick, steps, ilp_group_s) -> list[str]:
             f"proved optimality; not measured at {hit_txt} (ILP limit hit) |",
             f"| MDMCF rewiring vs ITV-ILP | - | at most {worst_rew:.3f}x where the ILP proved "
             f"optimality, summed over the steps of a scale (target within 4%){beat_txt}; per "
-            "step on a wider set (ring and job churn, 4-16 groups, 16-64 ports): "
-            "lumos_reconfig_quality.md |",
+            "step on a wider generated set (540 steps: 8-32 Pods, 4-16 groups, 16-64 ports, "
+            "ring churn 0.1-0.5 and job churn): lumos_reconfig_quality.md |",
             f"| MDMCF rewiring vs lower bound where the ILP hit its limit | - | {hit_lb} |",
             f"| MDMCF MRAR over ITV-MCF | +2.77% average | {100 * gain:+.2f}% average |",
             f"| Uniform-ILP MRAR vs ITV-ILP | -16.14% | "

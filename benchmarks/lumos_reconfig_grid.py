@@ -9,7 +9,10 @@ for it), old = ITV-MDMCF's realization of the topology before.
 
 Grid (``GRID``): every (P, H, K) with P in {8, 16, 32} Pods, H in {4, 8, 16} OCS groups
 (K_leaf = H, tau = 1), K in {16, 32, 64} spine ports; ring churn 0.1, 0.3, 0.5 and job
-churn, seeds 0-4 each: 27 fabrics x 20 steps = 540 steps. ``--quick``: ``QUICK``.
+churn, seeds 0-4 each: 27 fabrics x 20 steps = 540 steps; and, up to 16 Pods, ring churn
+0.3 and job churn from an old configuration that MDMCF did not choose (``--old mcf``:
+ITV-MCF's realization of the topology before, as in issue 17's sequences; workloads
+``rings-mcf``, ``jobs-mcf``): 18 fabrics x 10 steps = 180 steps. ``--quick``: ``QUICK``.
 
 ITV-ILP (:func:`ilp_optimum`): the reduced model of models.lumos_ilp (what method
 ``itv-ilp`` solves), per group on HiGHS, 1 thread, MIP gap 0, ``ILP_GROUP_S`` per group,
@@ -42,6 +45,9 @@ SEEDS = tuple(range(5))
 # (workload, P, H, K, churn, seed): rings at each churn level, then jobs (churn 0: unused)
 GRID = [(wl, P, H, K, c, s) for P, H, K in itertools.product(PODS, GROUPS, PORTS)
         for wl, c in [("rings", c) for c in CHURN] + [("jobs", 0.0)] for s in SEEDS]
+# old = ITV-MCF's realization (``--old mcf``), at up to 16 Pods: ring churn 0.3 and jobs
+GRID += [(wl, P, H, K, c, s) for P, H, K in itertools.product(PODS[:2], GROUPS, PORTS)
+         for wl, c in (("rings-mcf", 0.3), ("jobs-mcf", 0.0)) for s in SEEDS]
 QUICK = [(wl, P, H, K, c, s) for P in (8, 16) for H, K in ((4, 32), (16, 16))
          for wl, c in (("rings", 0.3), ("jobs", 0.0)) for s in (0, 1)]
 
@@ -53,18 +59,21 @@ def steps(quick: bool) -> list[tuple]:
 
 
 def instance(workload: str, P: int, H: int, K: int, churn: float, seed: int) -> ReconfigInstance:
-    """The step as ``solve.py generate lumos-reconfig`` writes it (:func:`command`)."""
+    """The step as ``solve.py generate lumos-reconfig`` writes it (:func:`command`);
+    workload ``<kind>-mcf``: ``--kind <kind> --old mcf``."""
     import toolkit.lumos_reconfig_methods  # noqa: F401  (registers the problem)
     from toolkit.registry import problem
-    return problem("lumos-reconfig").generator.run(pods=P, k_leaf=H, k_spine=K, kind=workload,
-                                                   churn=churn, seed=seed)
+    kind, _, old = workload.partition("-")
+    return problem("lumos-reconfig").generator.run(pods=P, k_leaf=H, k_spine=K, kind=kind,
+                                                   churn=churn, seed=seed, old=old or "previous")
 
 
 def command(workload: str, P: int, H: int, K: int, churn: float, seed: int) -> str:
     """The command line that writes the step to a file."""
-    ch = f" --churn {churn:g}" if workload == "rings" else ""
+    kind, _, old = workload.partition("-")
+    ch = f" --churn {churn:g}" if kind == "rings" else ""
     return (f"python solve.py generate lumos-reconfig --pods {P} --k-leaf {H} --k-spine {K} "
-            f"--kind {workload}{ch} --seed {seed} -o step.json")
+            f"--kind {kind}{ch}{f' --old {old}' if old else ''} --seed {seed} -o step.json")
 
 
 def _key(inst: ReconfigInstance) -> str:
@@ -118,10 +127,10 @@ def ilp_optimum(inst: ReconfigInstance, start: OcsConfig, cache: Path) -> dict:
 
 
 def fill_cache(quick: bool = False, out_dir: Path = Path("results"), first: int = 0,
-               reverse: bool = False) -> None:
+               reverse: bool = False, workloads: tuple = ()) -> None:
     """Solve (or load) the ITV-ILP of every step from the ``first``-th on (``reverse``: from
     the last one back to it, so that a second process can fill the far end of the set
-    while the study runs); progress on stderr."""
+    while the study runs), of the ``workloads`` only if given; progress on stderr."""
     import sys
 
     from heuristics.lumos_reconfig import itv_configure
@@ -129,6 +138,8 @@ def fill_cache(quick: bool = False, out_dir: Path = Path("results"), first: int 
     t0 = time.perf_counter()
     order = list(enumerate(steps(quick)))[first:]
     for i, st in (order[::-1] if reverse else order):
+        if workloads and st[0] not in workloads:
+            continue
         inst = instance(*st)
         rec = ilp_optimum(inst, itv_configure(inst), cache)
         print(f"[{i + 1}] {st} {rec['ilp_status']} {rec['ilp_rewiring']} >= {rec['ilp_bound']} "
@@ -143,5 +154,7 @@ if __name__ == "__main__":
     ap.add_argument("--out-dir", default="results")
     ap.add_argument("--first", type=int, default=0, help="start at this step (0-based)")
     ap.add_argument("--reverse", action="store_true", help="from the last step back to --first")
+    ap.add_argument("--workloads", default="", help="comma-separated, e.g. rings-mcf,jobs-mcf")
     a = ap.parse_args()
-    fill_cache(a.quick, Path(a.out_dir), a.first, a.reverse)
+    fill_cache(a.quick, Path(a.out_dir), a.first, a.reverse,
+               tuple(w for w in a.workloads.split(",") if w))

@@ -200,7 +200,7 @@ def tradeoff(quick: bool, df: pd.DataFrame, insts: list) -> pd.DataFrame:
             rew.append(check_config(inst, conf)[1]["rewiring"])
             ratio.append(t / tm)
         r = _ratio(pd.Series(rew), sub.ilp_rewiring)
-        for wl in ("rings", "jobs"):
+        for wl in sub.workload.unique():
             sel = (sub.workload == wl).to_numpy()
             if sel.any():
                 t = np.array(ratio)[sel]
@@ -221,7 +221,7 @@ def seeds(quick: bool, df: pd.DataFrame, insts: list) -> pd.DataFrame:
         rew = np.array([check_config(i, itv_configure(i, lns_seed=seed, workers=1))[1]["rewiring"]
                         for i in qual])
         r = _ratio(pd.Series(rew), sub.ilp_rewiring)
-        for wl in ("rings", "jobs"):
+        for wl in sub.workload.unique():
             sel = (sub.workload == wl).to_numpy()
             if sel.any():
                 rows.append({"lns_seed": seed, "workload": wl, "steps": int(sel.sum()),

@@ -18,11 +18,15 @@ def _set_text(df: pd.DataFrame) -> str:
     def rng(col, d=df):
         v = sorted(d[col].unique())
         return f"{v[0]:g}-{v[-1]:g}" if len(v) > 1 else f"{v[0]:g}"
-    ring = df[df.workload == "rings"]
-    churn = f", {len(ring)} ring-churn steps (churn {rng('churn', ring)})" if len(ring) else ""
+    ring = df[df.workload.str.startswith("rings")]
+    churn = f", ring churn {rng('churn', ring)}" if len(ring) else ""
+    n = df.workload.value_counts()
+    mcf = df[df.workload.str.endswith("-mcf")]
+    old = (f"; {len(mcf)} of them (`-mcf`, {rng('pods', mcf)} Pods) from ITV-MCF's old "
+           "configuration (`--old mcf`)") if len(mcf) else ""
     return (f"{len(df)} steps: {rng('pods')} Pods, {rng('groups')} groups, {rng('k_spine')} "
-            f"ports{churn}, {(df.workload == 'jobs').sum()} job-churn steps, "
-            f"{df.seed.nunique()} seeds each")
+            f"ports{churn}, {df.seed.nunique()} seeds each; "
+            + ", ".join(f"{k} {v}" for k, v in n.items()) + old)
 
 
 def worst(df: pd.DataFrame, col: str) -> str:
@@ -58,7 +62,7 @@ def _speed(df: pd.DataFrame) -> str:
     """Median and worst CPU-time ratios to ITV-MCF per method and size."""
     parts = []
     for col, name in (("time_vs_mcf", "itv-mdmcf"), ("lp_time_vs_mcf", "itv-mdmcf-lp")):
-        for wl in ("rings", "jobs"):
+        for wl in df.workload.unique():
             g = df[df.workload == wl].groupby("pods")[col]
             parts.append(f"{name} on {wl}: " + ", ".join(
                 f"P = {p}: median {v.median():.2f}x, worst {v.max():.1f}x" for p, v in g))
@@ -69,14 +73,14 @@ def _targets(df: pd.DataFrame) -> list[str]:
     opt = df[df.ilp_status == "optimal"]
     rows = ["| target | method | workload | measured | met |", "|---|---|---|---|---|"]
     for col in ("mdmcf", "mdmcf_lp"):
-        for wl in ("rings", "jobs"):
+        for wl in df.workload.unique():
             w = opt[opt.workload == wl][f"{col}_vs_ilp"].max()
             rows.append(f"| per step <= {TARGET}x ITV-ILP where proven (17) | {NAMES[col]} | {wl} "
                         f"| worst {w:.4f}x over {int((opt.workload == wl).sum())} steps | "
                         f"{'yes' if w <= TARGET + 1e-9 else 'no'} |")
     for col, lim, what, stat, pmax in (("time_vs_mcf", 3, "median", "median", 16),
                                        ("lp_time_vs_mcf", 10, "worst step", "max", 1 << 30)):
-        for wl in ("rings", "jobs"):
+        for wl in df.workload.unique():
             t = df[(df.workload == wl) & (df.pods <= pmax)].groupby("pods")[col].agg(stat)
             txt = ", ".join(f"P = {P}: {v:.2f}x" for P, v in t.items())
             name = "itv-mdmcf" if col == "time_vs_mcf" else "itv-mdmcf-lp"
@@ -111,7 +115,7 @@ def report(df: pd.DataFrame, tr: pd.DataFrame, sd: pd.DataFrame, quick: bool, lo
             "ilp_rewiring", "ilp_bound", "ilp_groups", "mdmcf_rewiring", "mdmcf_lp_rewiring",
             "mcf_rewiring", "lp_bound", "mdmcf_vs_ilp", "mdmcf_lp_vs_ilp", "mdmcf_vs_bound",
             "time_vs_mcf", "lp_time_vs_mcf", "ilp_time_s"]
-    jobs = opt[opt.workload == "jobs"]
+    jobs = {wl: opt[opt.workload == wl] for wl in ("jobs", "jobs-mcf") if (opt.workload == wl).any()}
     return [
         "# ITV-MDMCF vs the ITV-ILP optimum per step, and its speed (issues 17, 28)", "",
         f"Regenerate: `{cmd}` (ILP optima cached in results/lumos_runs/reconfig_quality/, a "
@@ -121,8 +125,8 @@ def report(df: pd.DataFrame, tr: pd.DataFrame, sd: pd.DataFrame, quick: bool, lo
         f"The set ({_set_text(df)}): every step is written by `solve.py generate "
         "lumos-reconfig` (the problem's generator: ring churn replaces a `--churn` fraction of "
         "every group's rings, `--kind jobs` is one job arrival or departure; old = ITV-MDMCF's "
-        "realization of the topology before), so the claims hold on instances nobody here "
-        "chose. ITV-ILP: the reduced model, per group on HiGHS, 1 thread, MIP gap 0, "
+        "realization of the topology before, or ITV-MCF's with `--old mcf`), so the claims "
+        "hold on instances nobody here chose. ITV-ILP: the reduced model, per group on HiGHS, 1 thread, MIP gap 0, "
         f"{G.ILP_GROUP_S:g} s per group, MDMCF's configuration as start; a step is proven when "
         "every group is, and its first unproven group ends its ILP (the rest bounded by the LP; "
         "benchmarks.lumos_reconfig_grid). Rewiring = eq. (7) (checker). Times: CPU seconds of "
@@ -133,10 +137,10 @@ def report(df: pd.DataFrame, tr: pd.DataFrame, sd: pd.DataFrame, quick: bool, lo
         f"* itv-mdmcf-lp: {worst(df, 'mdmcf_lp')}.",
         f"* itv-mcf (rewiring-oblivious): {worst(df, 'mcf')}.",
         f"* {_unproven(df)}",
-        f"* Job churn: itv-mdmcf at the optimum on {int((jobs.mdmcf_vs_ilp <= 1 + 1e-9).sum())} "
-        f"of {len(jobs)} proven steps"
-        + (f" (so job churn is not always optimal)" if (jobs.mdmcf_vs_ilp > 1 + 1e-9).any()
-           else "") + ".",
+        "* Job churn: itv-mdmcf at the optimum on " + "; ".join(
+            f"{int((j.mdmcf_vs_ilp <= 1 + 1e-9).sum())} of {len(j)} proven `{wl}` steps"
+            + (f" (worst {j.mdmcf_vs_ilp.max():.4f}x)" if (j.mdmcf_vs_ilp > 1 + 1e-9).any() else "")
+            for wl, j in jobs.items()) + ".",
         f"* The LP bound (`lp_bound`: per group the ceiling of the reduced ITV-ILP's LP "
         f"relaxation) equals the optimum on {int((opt.ilp_vs_lp <= 1 + 1e-9).sum())} of "
         f"{len(opt)} proven steps and is within {opt.ilp_vs_lp.max():.4f}x of it on every one.",

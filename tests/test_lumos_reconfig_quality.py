@@ -14,7 +14,7 @@ from heuristics.lumos_exact import lp_bound
 from heuristics.lumos_reconfig import itv_configure, old_even
 from models.backend import Result
 
-TOY = [("rings", 5, 2, 4, 0.5, 1), ("jobs", 5, 2, 4, 0.0, 2)]
+TOY = [("rings", 5, 2, 4, 0.5, 1), ("jobs", 5, 2, 4, 0.0, 2), ("jobs-mcf", 5, 2, 4, 0.0, 3)]
 
 
 def test_a_step_is_what_the_generator_command_writes(tmp_path, monkeypatch):
@@ -26,6 +26,8 @@ def test_a_step_is_what_the_generator_command_writes(tmp_path, monkeypatch):
         assert cli.main(args, out_stream=io.StringIO()) == 0
         got, want = load_instance(tmp_path / "step.json"), G.instance(*st)
         assert np.array_equal(got.C, want.C) and np.array_equal(got.old.perm, want.old.perm)
+    mine, mcf = G.instance(*TOY[1]), G.instance("jobs-mcf", *TOY[1][1:])   # ITV-MCF's old state
+    assert np.array_equal(mcf.C, mine.C) and not np.array_equal(mcf.old.perm, mine.old.perm)
 
 
 def test_quality_pipeline_on_a_toy_and_resume(tmp_path, monkeypatch):
@@ -36,14 +38,14 @@ def test_quality_pipeline_on_a_toy_and_resume(tmp_path, monkeypatch):
     monkeypatch.setattr(Q, "LNS_SEEDS", (0, 1, 2))
     paths = Q.run(quick=False, out_dir=tmp_path)
     df = pd.read_csv(tmp_path / "lumos_reconfig_quality.csv")
-    assert len(df) == 2 and (df.ilp_status == "optimal").all()
+    assert len(df) == 3 and (df.ilp_status == "optimal").all()
     for m in ("mdmcf", "mdmcf_lp", "mcf"):                        # the ILP proved optimality
         assert (df[f"{m}_rewiring"] >= df.ilp_rewiring).all() and (df[f"{m}_vs_ilp"] >= 1).all()
     assert (df.ilp_rewiring == df.ilp_bound).all()
     assert (df.ilp_rewiring >= df.lp_bound).all() and (df.lp_bound >= df.group_bound).all()
     tr = pd.read_csv(tmp_path / "lumos_reconfig_quality_variants.csv")
-    # default, lp default, lp 5, lp 0, lp no lns, restarts 0, lns 20: x 2 workloads
-    assert len(tr) == 2 * 7 and (tr.worst_vs_ilp >= 1).all() and (tr.time_vs_mcf_max > 0).all()
+    # default, lp default, lp 5, lp 0, lp no lns, restarts 0, lns 20: x 3 workloads
+    assert len(tr) == 3 * 7 and (tr.worst_vs_ilp >= 1).all() and (tr.time_vs_mcf_max > 0).all()
     sd = pd.read_csv(tmp_path / "lumos_reconfig_quality_seeds.csv")
     assert sorted(sd.lns_seed.unique()) == [0, 1, 2] and (sd.worst_vs_ilp >= 1).all()
     assert (sd.lost_vs_ilp >= 0).all()
@@ -52,7 +54,7 @@ def test_quality_pipeline_on_a_toy_and_resume(tmp_path, monkeypatch):
                        & (tr.workload == "rings")].worst_vs_ilp.item()    # seed 0 = default
     md = (tmp_path / "lumos_reconfig_quality.md").read_text()
     assert "reproduce lumos-reconfig-quality" in md and "## Worst cases" in md
-    assert "over 2 proven steps" in md and "generate lumos-reconfig --pods 5" in md
+    assert "over 3 proven steps" in md and "generate lumos-reconfig --pods 5" in md
     assert all(p.exists() for p in paths)
     import models.backend as backend                  # a rerun resumes: the cache answers
 

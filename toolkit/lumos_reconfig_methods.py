@@ -332,7 +332,9 @@ GEN_PARAMS = {
                            "(one job arrival/departure)"),
     "churn": (float, 0.2, "fraction of components replaced from the old topology"),
     "ring_max": (int, 8, "largest job ring (Pods)"), "seed": (int, 0, "random seed"),
-    "old": (str, "previous", "previous (old config = realization of the preceding topology) or none"),
+    "old": (str, "previous", "previous (old config = the default method's realization of the "
+                             "preceding topology), mcf (ITV-MCF's realization of it: an old state "
+                             "MDMCF did not choose; cross wiring) or none"),
     "name": (str, "", "instance name"),
 }
 
@@ -345,8 +347,10 @@ def generate(pods=8, k_leaf=4, k_spine=4, tau=1, k_ocs=512, wiring="cross", kind
     from instances.lumos_workloads import KINDS
 
     fab = Fabric(pods, k_leaf, k_spine, tau, k_ocs)
-    if old not in ("previous", "none"):
-        raise InstanceError("old", f"must be previous or none, got {old!r}")
+    if old not in ("previous", "mcf", "none"):
+        raise InstanceError("old", f"must be previous, mcf or none, got {old!r}")
+    if old == "mcf" and wiring != "cross":
+        raise InstanceError("old", f"mcf (ITV-MCF's realization) needs cross wiring, got {wiring!r}")
     if wiring not in WIRINGS:
         raise InstanceError("wiring", f"must be one of {', '.join(WIRINGS)}, got {wiring!r}")
     guard_reconfig(fab, wiring)
@@ -365,7 +369,9 @@ def generate(pods=8, k_leaf=4, k_spine=4, tau=1, k_ocs=512, wiring="cross", kind
     else:
         seq = topology_sequence(fab, 2, kind, churn, seed, ring_max)
     prev = None
-    if old == "previous":
+    if old == "mcf":
+        prev = itv_configure(ReconfigInstance(fab, seq[0], wiring), aware=False)
+    elif old == "previous":
         first = ReconfigInstance(fab, seq[0], wiring)
         prev = {"cross": itv_configure, "uniform": uniform_greedy}.get(wiring)
         if wiring == "dual":

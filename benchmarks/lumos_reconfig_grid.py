@@ -11,8 +11,8 @@ Grid (``GRID``): every (P, H, K) with P in {8, 16, 32} Pods, H in {4, 8, 16} OCS
 (K_leaf = H, tau = 1), K in {16, 32, 64} spine ports; ring churn 0.1, 0.3, 0.5 and job
 churn, seeds 0-4 each: 27 fabrics x 20 steps = 540 steps; and, up to 16 Pods, ring churn
 0.3 and job churn from an old configuration that MDMCF did not choose (``--old mcf``:
-ITV-MCF's realization of the topology before, as in issue 17's sequences; workloads
-``rings-mcf``, ``jobs-mcf``): 18 fabrics x 10 steps = 180 steps. ``--quick``: ``QUICK``.
+one step of ITV-MCF's trajectory, as in issue 17's sequences; workloads ``rings-mcf``,
+``jobs-mcf``): 18 fabrics x 10 steps = 180 steps. ``--quick``: ``QUICK``.
 
 ITV-ILP (:func:`ilp_optimum`): the reduced model of models.lumos_ilp (what method
 ``itv-ilp`` solves), per group on HiGHS, 1 thread, MIP gap 0, ``ILP_GROUP_S`` per group,
@@ -45,7 +45,7 @@ SEEDS = tuple(range(5))
 # (workload, P, H, K, churn, seed): rings at each churn level, then jobs (churn 0: unused)
 GRID = [(wl, P, H, K, c, s) for P, H, K in itertools.product(PODS, GROUPS, PORTS)
         for wl, c in [("rings", c) for c in CHURN] + [("jobs", 0.0)] for s in SEEDS]
-# old = ITV-MCF's realization (``--old mcf``), at up to 16 Pods: ring churn 0.3 and jobs
+# old = one step of ITV-MCF's trajectory (``--old mcf``), up to 16 Pods: ring churn 0.3, jobs
 GRID += [(wl, P, H, K, c, s) for P, H, K in itertools.product(PODS[:2], GROUPS, PORTS)
          for wl, c in (("rings-mcf", 0.3), ("jobs-mcf", 0.0)) for s in SEEDS]
 QUICK = [(wl, P, H, K, c, s) for P in (8, 16) for H, K in ((4, 32), (16, 16))

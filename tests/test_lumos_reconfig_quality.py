@@ -12,6 +12,8 @@ import benchmarks.lumos_reconfig_grid as G
 import benchmarks.lumos_reconfig_quality as Q
 from heuristics.lumos_exact import lp_bound
 from heuristics.lumos_reconfig import itv_configure, old_even
+from instances.lumos import Fabric, ReconfigInstance
+from instances.lumos_workloads import job_sequence
 from models.backend import Result
 
 TOY = [("rings", 5, 2, 4, 0.5, 1), ("jobs", 5, 2, 4, 0.0, 2), ("jobs-mcf", 5, 2, 4, 0.0, 3)]
@@ -26,8 +28,12 @@ def test_a_step_is_what_the_generator_command_writes(tmp_path, monkeypatch):
         assert cli.main(args, out_stream=io.StringIO()) == 0
         got, want = load_instance(tmp_path / "step.json"), G.instance(*st)
         assert np.array_equal(got.C, want.C) and np.array_equal(got.old.perm, want.old.perm)
-    mine, mcf = G.instance(*TOY[1]), G.instance("jobs-mcf", *TOY[1][1:])   # ITV-MCF's old state
-    assert np.array_equal(mcf.C, mine.C) and not np.array_equal(mcf.old.perm, mine.old.perm)
+    # --old mcf: one step of ITV-MCF's trajectory before (the issue-17 sequences' old state)
+    fab, mcf = Fabric(5, 2, 4, 1), G.instance("jobs-mcf", 5, 2, 4, 0.0, 2)
+    seq = job_sequence(fab, 2, seed=2)
+    first = itv_configure(ReconfigInstance(fab, seq[0], "cross"), aware=False)
+    prev = itv_configure(ReconfigInstance(fab, seq[1], "cross", first), aware=False)
+    assert np.array_equal(mcf.C, seq[2]) and np.array_equal(mcf.old.perm, prev.perm)
 
 
 def test_quality_pipeline_on_a_toy_and_resume(tmp_path, monkeypatch):

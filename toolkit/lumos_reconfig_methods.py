@@ -333,8 +333,9 @@ GEN_PARAMS = {
     "churn": (float, 0.2, "fraction of components replaced from the old topology"),
     "ring_max": (int, 8, "largest job ring (Pods)"), "seed": (int, 0, "random seed"),
     "old": (str, "previous", "previous (old config = the default method's realization of the "
-                             "preceding topology), mcf (ITV-MCF's realization of it: an old state "
-                             "MDMCF did not choose; cross wiring) or none"),
+                             "preceding topology), mcf (one step of ITV-MCF's trajectory: its "
+                             "reconfiguration to the preceding topology from the one before, an "
+                             "old state MDMCF did not choose; cross wiring) or none"),
     "name": (str, "", "instance name"),
 }
 
@@ -349,8 +350,9 @@ def generate(pods=8, k_leaf=4, k_spine=4, tau=1, k_ocs=512, wiring="cross", kind
     fab = Fabric(pods, k_leaf, k_spine, tau, k_ocs)
     if old not in ("previous", "mcf", "none"):
         raise InstanceError("old", f"must be previous, mcf or none, got {old!r}")
-    if old == "mcf" and wiring != "cross":
-        raise InstanceError("old", f"mcf (ITV-MCF's realization) needs cross wiring, got {wiring!r}")
+    if old == "mcf" and (wiring != "cross" or kind == "stubs"):
+        raise InstanceError("old", f"mcf (ITV-MCF's trajectory) needs cross wiring and a sequence "
+                                   f"(kind rings, matchings or jobs), got {wiring!r}, {kind!r}")
     if wiring not in WIRINGS:
         raise InstanceError("wiring", f"must be one of {', '.join(WIRINGS)}, got {wiring!r}")
     guard_reconfig(fab, wiring)
@@ -362,15 +364,17 @@ def generate(pods=8, k_leaf=4, k_spine=4, tau=1, k_ocs=512, wiring="cross", kind
         raise InstanceError("ring_max", f"must be >= 2 (a ring joins at least 2 Pods), got {ring_max}")
     if seed < 0:
         raise InstanceError("seed", f"must be >= 0, got {seed}")
+    steps = 2 if old == "mcf" else 1    # mcf: the old state is one step of ITV-MCF's trajectory
     if kind == "jobs":
-        seq = job_sequence(fab, 1, seed=seed, ring_max=ring_max)
+        seq = job_sequence(fab, steps, seed=seed, ring_max=ring_max)
     elif kind == "stubs" or old == "none":
         seq = [random_topology(fab, kind, seed, ring_max)] * 2
     else:
-        seq = topology_sequence(fab, 2, kind, churn, seed, ring_max)
+        seq = topology_sequence(fab, steps + 1, kind, churn, seed, ring_max)
     prev = None
     if old == "mcf":
         prev = itv_configure(ReconfigInstance(fab, seq[0], wiring), aware=False)
+        prev = itv_configure(ReconfigInstance(fab, seq[1], wiring, prev), aware=False)
     elif old == "previous":
         first = ReconfigInstance(fab, seq[0], wiring)
         prev = {"cross": itv_configure, "uniform": uniform_greedy}.get(wiring)

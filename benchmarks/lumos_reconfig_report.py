@@ -98,9 +98,11 @@ def report(df: pd.DataFrame, tr: pd.DataFrame, sd: pd.DataFrame, quick: bool, lo
     keys = ["workload", "pods", "churn"]
     agg = dict(steps=("seed", "size"),
                proven=("ilp_status", lambda s: int((s == "optimal").sum())),
-               worst_mdmcf_vs_ilp=("mdmcf_vs_ilp", "max"), mean_mdmcf_vs_ilp=("mdmcf_vs_ilp", "mean"),
+               worst_mdmcf_vs_ilp=("mdmcf_vs_ilp", "max"),
+               mean_mdmcf_vs_ilp=("mdmcf_vs_ilp", "mean"),
                worst_mdmcf_lp_vs_ilp=("mdmcf_lp_vs_ilp", "max"),
-               worst_mcf_vs_ilp=("mcf_vs_ilp", "max"), worst_mdmcf_vs_bound=("mdmcf_vs_bound", "max"),
+               worst_mcf_vs_ilp=("mcf_vs_ilp", "max"),
+               worst_mdmcf_vs_bound=("mdmcf_vs_bound", "max"),
                worst_ilp_vs_lp=("ilp_vs_lp", "max"),
                time_vs_mcf_median=("time_vs_mcf", "median"), time_vs_mcf_max=("time_vs_mcf", "max"),
                lp_time_vs_mcf_median=("lp_time_vs_mcf", "median"),
@@ -115,7 +117,8 @@ def report(df: pd.DataFrame, tr: pd.DataFrame, sd: pd.DataFrame, quick: bool, lo
             "ilp_rewiring", "ilp_bound", "ilp_groups", "mdmcf_rewiring", "mdmcf_lp_rewiring",
             "mcf_rewiring", "lp_bound", "mdmcf_vs_ilp", "mdmcf_lp_vs_ilp", "mdmcf_vs_bound",
             "time_vs_mcf", "lp_time_vs_mcf", "ilp_time_s"]
-    jobs = {wl: opt[opt.workload == wl] for wl in ("jobs", "jobs-mcf") if (opt.workload == wl).any()}
+    jobs = {wl: opt[opt.workload == wl] for wl in ("jobs", "jobs-mcf")
+            if (opt.workload == wl).any()}
     return [
         "# ITV-MDMCF vs the ITV-ILP optimum per step, and its speed (issues 17, 28)", "",
         f"Regenerate: `{cmd}` (ILP optima cached in results/lumos_runs/reconfig_quality/, a "
@@ -125,8 +128,9 @@ def report(df: pd.DataFrame, tr: pd.DataFrame, sd: pd.DataFrame, quick: bool, lo
         f"The set ({_set_text(df)}): every step is written by `solve.py generate "
         "lumos-reconfig` (the problem's generator: ring churn replaces a `--churn` fraction of "
         "every group's rings, `--kind jobs` is one job arrival or departure; old = ITV-MDMCF's "
-        "realization of the topology before, or one step of ITV-MCF's trajectory with `--old mcf`), "
-        "so the claims hold on instances nobody here chose. ITV-ILP: the reduced model, per group on HiGHS, 1 thread, MIP gap 0, "
+        "realization of the topology before, or one step of ITV-MCF's trajectory with "
+        "`--old mcf`), so the claims hold on instances nobody here chose. ITV-ILP: the "
+        "reduced model, per group on HiGHS, 1 thread, MIP gap 0, "
         f"{G.ILP_GROUP_S:g} s per group, MDMCF's configuration as start; a step is proven when "
         "every group is, and its first unproven group ends its ILP (the rest bounded by the LP; "
         "benchmarks.lumos_reconfig_grid). Rewiring = eq. (7) (checker). Times: CPU seconds of "

@@ -140,14 +140,16 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
     both = solved[solved.milp_status == "optimal"]
     keys = ["family", "n", "s"]
     times = df.groupby(keys).agg(
-        instances=("name", "size"), opt_proven=("opt_status", lambda v: int((v == "optimal").sum())),
+        instances=("name", "size"),
+        opt_proven=("opt_status", lambda v: int((v == "optimal").sum())),
         opt_time_s_median=("opt_time_s", "median"), opt_time_s_max=("opt_time_s", "max"),
         opt_cpu_s_max=("opt_cpu_s", "max"), matchings_max=("matchings", "max"),
         milp_time_s_median=("milp_time_s", "median"), milp_time_s_max=("milp_time_s", "max"))
     gaps = solved.groupby(keys).agg(
         spectra_optimal=("spectra_vs_opt", lambda v: int((v < 1e-6).sum())),
-        spectra_vs_opt_mean=("spectra_vs_opt", "mean"), spectra_vs_opt_max=("spectra_vs_opt", "max"),
-        opt_vs_lb_mean=("opt_vs_lb", "mean"), lb_tight=("opt_vs_lb", lambda v: int((v < 1e-6).sum())))
+        spectra_vs_opt_mean=("spectra_vs_opt", "mean"),
+        spectra_vs_opt_max=("spectra_vs_opt", "max"), opt_vs_lb_mean=("opt_vs_lb", "mean"),
+        lb_tight=("opt_vs_lb", lambda v: int((v < 1e-6).sum())))
     fam = times.join(gaps).reset_index()
     slot = df[df.n <= SLOT_MILP_MAX_N]
     cmd = "python solve.py reproduce spectra-gap" + (" --quick" if quick else "")
@@ -189,7 +191,8 @@ def _worst(df: pd.DataFrame, solved: pd.DataFrame, opt_limit: float) -> list[str
         f"n = {n}: {t.opt_time_s.max():.3g} s wall (median {t.opt_time_s.median():.3g} s) over "
         f"{len(t)} proven of {int((df.n == n).sum())}" for n, t in solved.groupby("n"))
     return ["## Worst cases", "",
-            f"`milp-matchings` proved {len(solved)} of {len(df)} instances within {opt_limit:.0f} s "
+            f"`milp-matchings` proved {len(solved)} of {len(df)} instances within "
+            f"{opt_limit:.0f} s "
             f"each; the slowest proof took {w.opt_time_s:.3g} s wall ({w.family}, n = {w.n}, "
             f"s = {w.s}, delta {w.delta:g}, seed {w.seed}; load {w.get('load', float('nan')):.1f})"
             f", the most CPU {c.opt_cpu_s:.3g} s ({c.family}, n = {c.n}, s = {c.s}). Per n: "

@@ -17,9 +17,9 @@ these solves take), single-threaded:
    (coef < 0: a circuit the LP keeps), from the start as MIP start, within ``max_nodes``
    branch-and-bound nodes and ``checks`` work units (below). Decision: the LP relaxation
    of this model is tight on the measured instances (often equal to the optimum;
-   results/lumos_reconfig_quality.md), so the circuits it keeps are kept; fixing every y the LP sets to 1 was faster but
-   worse (1.06x vs 1.02x worst on that set), the unfixed ILP was exact but took up to
-   2 s per 16-Pod group. The result is proven optimal when it meets the LP bound;
+   issue 17's quality set), so the circuits it keeps are kept; fixing every y the LP sets
+   to 1 was faster but worse (1.06x vs 1.02x worst on that set), the unfixed ILP was exact
+   but took up to 2 s per 16-Pod group. The result is proven optimal when it meets the LP bound;
 3. optionally (``full``; MDMCF: groups of at most 12 Pods, where it took 20-80 ms), when
    step 2 did not meet the LP bound, the ILP without fixings from step 2's result, within
    the same node limit (the fixings cost 48 vs 44 circuits on one 8-Pod group).

@@ -1,11 +1,12 @@
 """Would exact re-splits of three or four OCSes close MDMCF's gap? (issue 17 item 2; a study
 for whoever plans the work, not a method).
 
-On the worst proven ring step of results/lumos_reconfig_quality.md, 100 times the LNS's
-default work still misses one group's optimum by 3 old circuits, while an exact re-split
-of one triple of OCSes recovers 2 of them at once. This study measures that neighbourhood
-to its end: for each ring-churn step of the lumos-reconfig-quality set (benchmarks.
-lumos_reconfig_quality SETS, its ITV-ILP optima from the cache, solved there if missing),
+On the worst proven ring step of issue 17's quality set, 100 times the LNS's default work
+still misses one group's optimum by 3 old circuits, while an exact re-split of one triple
+of OCSes recovers 2 of them at once. This study measures that neighbourhood to its end:
+for each ring-churn step of issue 17's sequences (benchmarks.lumos_reconfig_quality.SETS,
+old = ITV-MCF's trajectory; not the wider generated set of results/lumos_reconfig_quality.md;
+the ITV-ILP optima from the lumos-reconfig-quality cache, solved there if missing),
 per group, itv-mdmcf's split with ``lns`` work units per OCS port (VARIANTS) and each LNS
 seed of SEEDS, then exact re-splits of triples of even OCSes (heuristics.lumos_triple:
 every triple whose bound leaves room, searched exactly up to NODES placements; a triple
@@ -186,8 +187,9 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
         "quadruples until none improves (`quad`; groups of at most "
         f"{QUAD_OCS} even OCSes, the K = 64 groups keep their triple result): local optima of "
         f"those neighbourhoods (a search is exact unless it reaches {NODES:,} placements: "
-        "`searches_at_limit`). Ring-churn steps of the lumos-reconfig-quality set "
-        f"({df.groupby(['lns', 'lns_seed']).size().max()} steps, those the ITV-ILP proved; "
+        "`searches_at_limit`). Ring-churn steps of issue 17's sequences "
+        "(benchmarks.lumos_reconfig_quality.SETS; "
+        f"{df.groupby(['lns', 'lns_seed']).size().max()} steps, those the ITV-ILP proved; "
         "job churn is optimal there already). Times: one run each, summed over the steps' "
         "groups (`resplit_s`, `quad_s`: the searches; `mcf_s`: ITV-MCF on the same groups).",
         "", f"Verdict: {verdict}.", "",

@@ -15,20 +15,29 @@ these solves take), single-threaded:
    it is optimal, and nothing more is done;
 2. otherwise the ILP with y = 1 fixed where the LP has y = 1 on an old mirrored circuit
    (coef < 0: a circuit the LP keeps), from the start as MIP start, within ``max_nodes``
-   branch-and-bound nodes. Decision: the LP relaxation of this model is tight on the
-   measured instances (often equal to the optimum; results/lumos_reconfig_quality.md),
-   so the circuits it keeps are kept; fixing every y the LP sets to 1 was faster but
-   worse (1.06x vs 1.02x worst on that set), the unfixed ILP was exact but took up to
-   2 s per 16-Pod group. The result is proven optimal when it meets the LP bound;
+   branch-and-bound nodes and ``checks`` work units (below). Decision: the LP relaxation
+   of this model is tight on the measured instances (often equal to the optimum;
+   issue 17's quality set), so the circuits it keeps are kept; fixing every y the LP sets
+   to 1 was faster but worse (1.06x vs 1.02x worst on that set), the unfixed ILP was exact
+   but took up to 2 s per 16-Pod group. The result is proven optimal when it meets the LP bound;
 3. optionally (``full``; MDMCF: groups of at most 12 Pods, where it took 20-80 ms), when
    step 2 did not meet the LP bound, the ILP without fixings from step 2's result, within
    the same node limit (the fixings cost 48 vs 44 circuits on one 8-Pod group).
 
 :func:`lp_bound` is step 1's bound alone (the quality benchmark reports it per step).
 
-A node limit, not a time limit, so the result is the same on any machine and under any
-load (HiGHS is deterministic with one thread). Not polynomial in the worst case (simplex,
-bounded branch-and-bound); MDMCF runs it only on small groups (heuristics.lumos_reconfig).
+Work limits, not time limits, so the result is the same on any machine and under any load
+(HiGHS is deterministic with one thread): the LP stops after ``LP_ITERS`` simplex
+iterations per binary (then there is no bound and the start is returned), and each MIP
+after ``max_nodes`` nodes or ``checks`` work units, a unit being one of HiGHS's own MIP
+checkpoints (its interrupt callback, called at fixed points of the single-threaded search:
+separation rounds, heuristics, nodes), whichever comes first; the best solution found by
+then is kept. [DECISION] (issue 28) a node limit alone did not bound the work: one 16-Pod
+group took 3.7 s at the root node (cut separation and sub-MIP heuristics, 176 checkpoints)
+where ITV-MCF takes 4 ms. ``LP_ITERS`` = 4 is 6-7x the iterations the LPs took on the
+16-Pod groups of results/lumos_reconfig_quality.md. Not polynomial in the worst case
+(simplex, bounded branch-and-bound); MDMCF runs it only on small groups
+(heuristics.lumos_reconfig).
 """
 from __future__ import annotations
 
@@ -37,6 +46,7 @@ import scipy.sparse as sp
 
 
 FIX_BELOW = 0.0             # fix LP ones with coef below this: the old mirrored circuits
+LP_ITERS = 4                # the LP's simplex iteration limit per binary (module docstring)
 
 
 def model_size(C: np.ndarray, M: int) -> int:
@@ -72,10 +82,13 @@ class _Reduced:
         """The variables of a split (M directed 0/1 matrices)."""
         return np.asarray(parts)[self.m, self.oi[self.o], self.oj[self.o]].astype(float)
 
-    def solve(self, lb: np.ndarray, integral: bool, max_nodes: int = 0, x0=None):
-        """(x, eq. (7)) of the LP relaxation or the ILP (``integral``) with the lower
-        bounds ``lb`` (1 = fixed), from ``x0``, within ``max_nodes``; (None, None) if
-        HiGHS finds no solution. One thread, deterministic."""
+    def solve(self, lb: np.ndarray, integral: bool, max_nodes: int = 0, x0=None,
+              checks: int | None = None, lp_iters: int | None = None):
+        """(x, eq. (7)) of the LP relaxation (within ``lp_iters`` simplex iterations; None
+        if it stops before the optimum) or the ILP (``integral``) with the lower bounds
+        ``lb`` (1 = fixed), from ``x0``, within ``max_nodes`` nodes and ``checks`` HiGHS
+        MIP checkpoints (None or 0: unlimited); (None, None) if HiGHS finds no solution.
+        One thread, deterministic."""
         import highspy
 
         from models import interrupt
@@ -87,15 +100,26 @@ class _Reduced:
         for k, v in (("output_flag", False), ("threads", 1), ("mip_max_nodes", int(max_nodes)),
                      ("mip_rel_gap", 0.0), ("mip_abs_gap", 1 - 1e-6)):
             h.setOptionValue(k, v)
+        if lp_iters and not integral:
+            h.setOptionValue("simplex_iteration_limit", int(lp_iters))
         h.passModel(n, A.shape[0], A.nnz, 2, 1, self.const, self.cost, lb, np.ones(n),
                     self.rlo, self.rup, A.indptr.astype(np.int32), A.indices.astype(np.int32),
                     A.data, np.full(n, int(integral), dtype=np.int32))
         if x0 is not None:
             h.setSolution(n, np.arange(n, dtype=np.int32), x0)
+        if integral and checks:
+            seen = [0]
+
+            def checkpoint(e):          # the work limit: HiGHS's own MIP checkpoints
+                seen[0] += 1
+                if seen[0] >= checks:
+                    e.interrupt()
+            h.cbMipInterrupt.subscribe(checkpoint)
         with interrupt.solver_running():    # a run's time-limit watchdog waits for it
             h.run()
         info = h.getInfo()
-        if info.primal_solution_status != highspy.SolutionStatus.kSolutionStatusFeasible:
+        if info.primal_solution_status != highspy.SolutionStatus.kSolutionStatusFeasible or \
+                (not integral and h.getModelStatus() != highspy.HighsModelStatus.kOptimal):
             return None, None
         return np.array(h.getSolution().col_value), float(info.objective_function_value)
 
@@ -112,11 +136,13 @@ def lp_bound(C: np.ndarray, U: np.ndarray, V: np.ndarray) -> int:
 
 
 def lp_guided(C: np.ndarray, U: np.ndarray, V: np.ndarray, start: list[np.ndarray],
-              max_nodes: int, full: bool = False) -> tuple[list[np.ndarray], bool]:
+              max_nodes: int, full: bool = False,
+              checks: int | None = None) -> tuple[list[np.ndarray], bool]:
     """The LP-guided step (module docstring) for one group: C (P x P, symmetric), U / V
     the old even / odd OCS matrices (M, P, P), ``start`` a feasible split (M matrices).
-    ``full``: step 3 too. Returns (M directed partial permutations, proven optimal); the
-    start itself when HiGHS finds nothing better."""
+    ``full``: step 3 too; ``checks``: each MIP's work limit (None or 0: nodes only).
+    Returns (M directed partial permutations, proven optimal); the start itself when
+    HiGHS finds nothing better."""
     red = _Reduced(C, U, V)
     n, cost, m, o, oi, oj = red.n, red.cost, red.m, red.o, red.oi, red.oj
     M, P = red.M, red.P
@@ -124,7 +150,7 @@ def lp_guided(C: np.ndarray, U: np.ndarray, V: np.ndarray, start: list[np.ndarra
     start_cost = red.const + float(cost @ start_x)
 
     def solve(lb, integral, x0=None):
-        return red.solve(lb, integral, max_nodes, x0)
+        return red.solve(lb, integral, max_nodes, x0, checks, max(1, round(LP_ITERS * n)))
 
     lp_x, lp_obj = solve(np.zeros(n), False)            # the LP relaxation: a lower bound
     if lp_x is None:

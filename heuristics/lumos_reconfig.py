@@ -138,6 +138,7 @@ EJECT_WORK = 4.0              # ejection-chain work per OCS port and run (the wo
 LNS = 30.0                    # large-neighbourhood search work per OCS port (default, step 4)
 EXACT_VARS = 4000             # itv-mdmcf-lp: the LP-guided step on groups up to this many binaries
 EXACT_NODES = 50              # its branch-and-bound node limit (deterministic)
+EXACT_WORK = 10               # and each MIP's HiGHS checkpoints (heuristics.lumos_exact)
 EXACT_PODS = 16               # and only up to this many Pods (P = 32: seconds per group)
 EXACT_FULL_PODS = 12          # its unfixed ILP (step 3 of lumos_exact) up to this many Pods
 NO_COST = 1 << 62             # rewiring of no candidate yet
@@ -158,25 +159,27 @@ def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: b
                 eject: bool = True, restarts: int | None = None, old_odd: np.ndarray | None = None,
                 eject_work: float | None = EJECT_WORK, eject_deadline: float | None = None,
                 exact_vars: int | None = None, lns: float | None = None,
-                lns_seed: int | None = None) -> list[np.ndarray]:
+                lns_seed: int | None = None, exact_work: int | None = EXACT_WORK
+                ) -> list[np.ndarray]:
     """The K/2 directed partial permutations A^(m) for the even OCSes of one group;
     ``old_odd``: the odd OCSes' old matrices (default: the mirror, old^T), used to
     compare the candidates on eq. (7); ``eject_work``: work budget of the ejection chains
     per OCS port and run (:func:`group_work`; None or 0: unlimited); ``eject_deadline``:
     a time.monotonic() value that also ends them (a user time limit only);
     ``exact_vars``: the LP-guided step (step 5 of the module docstring) on groups whose
-    reduced ILP has at most this many binaries (None or 0: off); ``lns``: the LNS's work
+    reduced ILP has at most this many binaries (None or 0: off), ``exact_work`` its MIPs'
+    work limit (HiGHS checkpoints, None or 0: the node limit only); ``lns``: the LNS's work
     per OCS port (None: LNS, 0: off), ``lns_seed`` its seed (None: lumos_eject.LNS_SEED)."""
     if old is None or not old.any():
         return int_decompose(SIMD[simd](C_h), K // 2)
     parts = find_connection(SIMD[simd](C_h), old) if not aware else _mdmcf_group(
         C_h, K, old, eject, restarts, old_odd, eject_work, eject_deadline, exact_vars, lns,
-        lns_seed)
+        lns_seed, exact_work)
     return pair_refine(parts, old, deadline=deadline) if refine else parts
 
 
 def _mdmcf_group(C_h, K, old, eject, restarts, old_odd, eject_work, eject_deadline,
-                 exact_vars, lns, lns_seed) -> list[np.ndarray]:
+                 exact_vars, lns, lns_seed, exact_work=EXACT_WORK) -> list[np.ndarray]:
     """Steps 2-5 of the module docstring for one group (MDMCF): the cheapest candidate."""
     P = len(C_h)
     odd = np.transpose(old, (0, 2, 1)) if old_odd is None else old_odd
@@ -209,7 +212,8 @@ def _mdmcf_group(C_h, K, old, eject, restarts, old_odd, eject_work, eject_deadli
             if best <= floor:
                 break
     if small and best > floor:          # 5.
-        alt, _ = lp_guided(C_h, old, odd, parts, EXACT_NODES, full=P <= EXACT_FULL_PODS)
+        alt, _ = lp_guided(C_h, old, odd, parts, EXACT_NODES, full=P <= EXACT_FULL_PODS,
+                           checks=exact_work)
         parts, best = _cheaper(alt, parts, best, C_h, old, odd)
     return parts
 
@@ -267,11 +271,12 @@ def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler
                   restarts: int | None = None, workers: int | None = None,
                   eject_work: float | None = EJECT_WORK, time_limit: float | None = None,
                   exact_vars: int | None = None, lns: float | None = None,
-                  lns_seed: int | None = None) -> OcsConfig:
+                  lns_seed: int | None = None, exact_work: int | None = EXACT_WORK) -> OcsConfig:
     """ITV-MDMCF (``aware=True``) or ITV-MCF (``aware=False``) for a Cross-wired instance;
     ``eject``/``restarts``/``eject_work`` (per OCS port and run, see :func:`group_work`;
     None or 0: unlimited): step 4 of the module docstring (MDMCF only); ``exact_vars``: step
-    5 (the LP-guided step on groups up to that many binaries; None or 0: off); ``time_limit``: a user's
+    5 (the LP-guided step on groups up to that many binaries; None or 0: off) and
+    ``exact_work`` its MIPs' work limit (HiGHS checkpoints); ``time_limit``: a user's
     wall-clock limit for the ejection chains, s (None, the default: no clock, the result
     is deterministic); ``refine`` adds the pairwise local search of
     heuristics.lumos_refine (within ``time_budget`` seconds overall, the groups sharing
@@ -295,7 +300,7 @@ def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler
              refine, None if time_budget is None else t0 + time_budget * (h + 1) / fab.H,
              eject, restarts, old_even(inst, h, 1) if has_old else None, eject_work,
              None if time_limit is None else m0 + time_limit * (h // workers + 1) / slots,
-             exact_vars, lns, lns_seed)
+             exact_vars, lns, lns_seed, exact_work)
             for h in range(fab.H)]
     results = None
     if workers > 1:

@@ -41,6 +41,7 @@ uniform_start = lazy("models.lumos_ilp", "uniform_start")
 ILP_MAX_VARS = 400_000   # per group; above this the ILPs decline (--option max_vars=N forces)
 EJECT_WORK = 4.0         # heuristics.lumos_reconfig.EJECT_WORK: per OCS port and run
 EXACT_VARS = 4000        # heuristics.lumos_reconfig.EXACT_VARS: binaries per group
+EXACT_WORK = 10          # heuristics.lumos_reconfig.EXACT_WORK: HiGHS checkpoints per MIP
 LNS = 30.0               # heuristics.lumos_reconfig.LNS: LNS work per OCS port
 MAX_WORK = 1e6           # work units per OCS port: the budgets stay 64-bit integers (compiled)
 MAX_RESTARTS = 1000      # ejection restarts: their option list is built up front
@@ -60,6 +61,9 @@ ITV_OPTIONS = (
     Option("exact_vars", int, 0, "LP-guided exact step (HiGHS, node limit) on groups whose "
            "reduced ITV-ILP has at most this many binaries (0: off; itv-mdmcf-lp: "
            f"{EXACT_VARS})", minimum=0, maximum=MAX_MODEL_VARS),
+    Option("exact_work", int, EXACT_WORK, "work limit of each MIP of the LP-guided step, in "
+           "HiGHS MIP checkpoints (deterministic; 0: its node limit only)", minimum=0,
+           maximum=MAX_RESTARTS),
     Option("lns", float, LNS, "large-neighbourhood search after the first ejection-chain run "
            "(heuristics.lumos_lns), work units per OCS port, deterministic (0: off, then "
            "restarts by size and FindConnection / keep-and-insert candidates)", minimum=0,
@@ -215,7 +219,8 @@ def run_itv_heuristic(aware: bool):
                              eject=cfg.option("eject"), restarts=None if restarts < 0 else restarts,
                              workers=workers or None, eject_work=cfg.option("eject_work") or None,
                              time_limit=_share_cap(cfg, None), exact_vars=cfg.option("exact_vars"),
-                             lns=cfg.option("lns"), lns_seed=cfg.option("lns_seed"))
+                             exact_work=cfg.option("exact_work"), lns=cfg.option("lns"),
+                             lns_seed=cfg.option("lns_seed"))
         if cfg.option("mrar"):              # the ITV-ILP reference may meet the time limit
             cfg.budget.keep(conf, "the configuration before MRAR's ITV-ILP reference")
         return MethodOutput(conf, metrics=_mrar(inst, conf, cfg))
@@ -366,7 +371,10 @@ GEN_PARAMS = {
                            "(one job arrival/departure)"),
     "churn": (float, 0.2, "fraction of components replaced from the old topology"),
     "ring_max": (int, 8, "largest job ring (Pods)"), "seed": (int, 0, "random seed"),
-    "old": (str, "previous", "previous (old config = realization of the preceding topology) or none"),
+    "old": (str, "previous", "previous (old config = the default method's realization of the "
+                             "preceding topology), mcf (one step of ITV-MCF's trajectory: its "
+                             "reconfiguration to the preceding topology from the one before, an "
+                             "old state MDMCF did not choose; cross wiring) or none"),
     "name": (str, "", "instance name"),
 }
 
@@ -379,8 +387,11 @@ def generate(pods=8, k_leaf=4, k_spine=4, tau=1, k_ocs=512, wiring="cross", kind
     from instances.lumos_workloads import KINDS
 
     fab = Fabric(pods, k_leaf, k_spine, tau, k_ocs)
-    if old not in ("previous", "none"):
-        raise InstanceError("old", f"must be previous or none, got {old!r}")
+    if old not in ("previous", "mcf", "none"):
+        raise InstanceError("old", f"must be previous, mcf or none, got {old!r}")
+    if old == "mcf" and (wiring != "cross" or kind == "stubs"):
+        raise InstanceError("old", f"mcf (ITV-MCF's trajectory) needs cross wiring and a sequence "
+                                   f"(kind rings, matchings or jobs), got {wiring!r}, {kind!r}")
     if wiring not in WIRINGS:
         raise InstanceError("wiring", f"must be one of {', '.join(WIRINGS)}, got {wiring!r}")
     guard_reconfig(fab, wiring)
@@ -392,14 +403,18 @@ def generate(pods=8, k_leaf=4, k_spine=4, tau=1, k_ocs=512, wiring="cross", kind
         raise InstanceError("ring_max", f"must be >= 2 (a ring joins at least 2 Pods), got {ring_max}")
     if seed < 0:
         raise InstanceError("seed", f"must be >= 0, got {seed}")
+    steps = 2 if old == "mcf" else 1    # mcf: the old state is one step of ITV-MCF's trajectory
     if kind == "jobs":
-        seq = job_sequence(fab, 1, seed=seed, ring_max=ring_max)
+        seq = job_sequence(fab, steps, seed=seed, ring_max=ring_max)
     elif kind == "stubs" or old == "none":
         seq = [random_topology(fab, kind, seed, ring_max)] * 2
     else:
-        seq = topology_sequence(fab, 2, kind, churn, seed, ring_max)
+        seq = topology_sequence(fab, steps + 1, kind, churn, seed, ring_max)
     prev = None
-    if old == "previous":
+    if old == "mcf":
+        prev = itv_configure(ReconfigInstance(fab, seq[0], wiring), aware=False)
+        prev = itv_configure(ReconfigInstance(fab, seq[1], wiring, prev), aware=False)
+    elif old == "previous":
         first = ReconfigInstance(fab, seq[0], wiring)
         prev = {"cross": itv_configure, "uniform": uniform_greedy}.get(wiring)
         if wiring == "dual":

@@ -81,8 +81,8 @@ TARGETS: dict[str, Target] = {
                            "~45 s", "~15 s"),
     "spectra-gap": Target("benchmarks.spectra_gap:run",
                           "Spectra gap study: proven optimum (matching MILP, HiGHS) and OPT_T (slot "
-                          "MILP) vs Spectra vs lower bound, n = 3, 4, 6",
-                          "~1 h", "~10 min", "both"),
+                          "MILP) vs Spectra vs lower bound, 4 families, n = 3-6, s = 2-4",
+                          "~4 h", "~10 min", "both"),
     "delta-sim": Target("benchmarks.delta_sim:run",
                         "DELTA simulator time per evaluation and baseline NCT, Table I workloads",
                         "~10 s", "~10 s"),
@@ -132,9 +132,10 @@ TARGETS: dict[str, Target] = {
                              "LumosCore ITV-ILP vs MDMCF vs MCF: time and MRAR over scales ([001] Figs. 6-7)",
                              "~40 min", "~10 min", "full"),
     "lumos-reconfig-quality": Target("benchmarks.lumos_reconfig_quality:run",
-                                     "LumosCore MDMCF per instance vs the ITV-ILP optimum (ring/job "
-                                     "churn, H = 4-16, K = 16-64), speed vs ITV-MCF at 8/16 Pods, "
-                                     "restarts trade-off", "~3 min", "~1.5 min"),
+                                     "LumosCore MDMCF per step vs the ITV-ILP optimum on 540 "
+                                     "generated steps (8-32 Pods, H = 4-16, K = 16-64, ring/job "
+                                     "churn), CPU time vs ITV-MCF, variants", "~3 h", "~3 min",
+                                     "full"),
     "lumos-resplit-study": Target("benchmarks.lumos_resplit_study:run",
                                   "LumosCore MDMCF + exact re-splits of 3 and 4 OCSes vs the "
                                   "ITV-ILP optimum, over LNS seeds (a study)", "~2 min", "~45 s"),

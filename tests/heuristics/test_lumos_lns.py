@@ -166,7 +166,8 @@ def test_default_is_the_search_and_its_seed_is_an_option():
     at least as much as the chains alone; the CLI's defaults are the library's."""
     import heuristics.lumos_reconfig as R
     import toolkit.lumos_reconfig_methods as M
-    assert (M.LNS, M.EJECT_WORK, M.EXACT_VARS) == (R.LNS, R.EJECT_WORK, R.EXACT_VARS)
+    assert (M.LNS, M.EJECT_WORK, M.EXACT_VARS, M.EXACT_WORK) == \
+        (R.LNS, R.EJECT_WORK, R.EXACT_VARS, R.EXACT_WORK)
     inst = _instance(16, 4, 16, seed=1)
     default = itv_configure(inst)
     assert np.array_equal(default.perm, itv_configure(inst, restarts=0, lns=R.LNS).perm)

@@ -174,7 +174,10 @@ class BatchReport:
 
 def plan(paths, methods: list[Variant] | None, cfg: RunConfig, done: dict, report: BatchReport,
          keyless: str = "rerun", base: Path | None = None):
-    """Validate every file once and list the tasks still to run.
+    """List the tasks still to run: each file read once, its problem from its common fields
+    (instances.instance_type); the instance is built, checked and asked whether the method
+    takes it by the task (:func:`_task`), in the worker, so that the parent's work per
+    task stays small however many workers there are (issue 29 item 3).
 
     ``done`` is :meth:`CsvSink.done`; with ``keyless="keep"`` a finished row without a run
     key counts as done for its (file, method), whatever the settings.
@@ -195,7 +198,7 @@ def plan(paths, methods: list[Variant] | None, cfg: RunConfig, done: dict, repor
         src = str(path)
         try:
             data = instances.read_json(path)
-            inst = instances.from_dict(data, src)
+            instances.instance_type(data, src)
             digest = file_digest(path)
         except InstanceError as exc:
             report.bad_input.append(str(exc))
@@ -203,7 +206,7 @@ def plan(paths, methods: list[Variant] | None, cfg: RunConfig, done: dict, repor
         except Exception as exc:  # noqa: BLE001 - one bad file never stops a batch
             report.bad_input.append(f"{src}: {type(exc).__name__}: {exc}")
             continue
-        prob = problem(inst.problem)
+        prob = problem(data["problem"])
         report.files.append((shown_path(path, base), str(path.resolve())))
         names = [v for v in methods if v.method in prob.methods] if methods else \
             [Variant(prob.default_method)]
@@ -220,25 +223,35 @@ def plan(paths, methods: list[Variant] | None, cfg: RunConfig, done: dict, repor
                 report.keys.append(found or legacy)
                 report.skipped_done += 1
                 continue
-            try:
-                check_applicable(inst, method, vcfg, src)
-            except NotApplicable as exc:
-                report.declined.append(str(exc))
-                continue
-            except ValueError as exc:          # OptionError from the applicability check
-                report.bad_input.append(f"{src}: field 'option': {exc}")
-                continue
             report.keys.append(key["run_key"])
             tasks.append((data, src, v, key))
     return tasks
 
 
-def _task(data, src, variant, cfg, key, solutions=None):
-    """One run of ``variant`` (a Variant, or a method name); with a ``solutions`` folder the
-    record carries its solution and an infeasible model's IIS goes to that folder (names:
-    :mod:`toolkit.outdir`)."""
+def _task(data, src, variant, cfg, key, solutions=None, write=True):
+    """One run of ``variant`` (a Variant, or a method name) on the parsed file ``data``:
+    the instance built and checked, the method asked whether it takes it (a record of
+    status ``bad_input`` or ``declined`` with the message, no run, when not), then run. With
+    a ``solutions`` folder an infeasible model's IIS goes to that folder and the record's
+    solution file is written there (``write``: by the process that ran it, so a pool's
+    workers write in parallel; else the record carries its solution for the caller to
+    write: a Dask worker on another host; names: :mod:`toolkit.outdir`)."""
     v = variant if isinstance(variant, Variant) else Variant(variant)
     cfg = v.config(cfg)
+
+    def refused(status, message):
+        return {"instance": src, "method": v.method, "status": status, "message": message}
+    try:
+        inst = instances.from_dict(data, src)
+        check_applicable(inst, problem(inst.problem).methods[v.method], cfg, src)
+    except InstanceError as exc:
+        return refused("bad_input", str(exc))
+    except NotApplicable as exc:
+        return refused("declined", str(exc))
+    except ValueError as exc:          # OptionError from the applicability check
+        return refused("bad_input", f"{src}: field 'option': {exc}")
+    except Exception as exc:  # noqa: BLE001 - one bad file never stops a batch
+        return refused("bad_input", f"{src}: {type(exc).__name__}: {exc}")
     if solutions is not None:
         from dataclasses import replace
 
@@ -246,12 +259,17 @@ def _task(data, src, variant, cfg, key, solutions=None):
 
         cfg = replace(cfg, iis_path=str(iis_path(solutions, src, v.label)))
     try:
-        rec = run_task(data, src, v.method, cfg, want_solution=solutions is not None)
+        rec = run_task(inst, src, v.method, cfg, want_solution=solutions is not None)
     except (InstanceError, NotApplicable) as exc:
-        return {"instance": src, "method": v.method, "status": "bad_input", "message": str(exc)}
+        return refused("bad_input", str(exc))
     if v.options:
         rec["variant"] = v.label
     rec.update(key)
+    if solutions is not None and write:
+        from toolkit.outdir import write_solution
+
+        write_solution(solutions, rec)
+        rec.pop("solution", None)
     return rec
 
 
@@ -288,6 +306,8 @@ def run_batch(paths, methods, cfg: RunConfig, out: str | Path | None, workers: i
         sink = CsvSink(out)
         report = BatchReport()
         base = None if out is None else Path(out).resolve().parent
+        if client is None and workers > 1:      # the pool's server loads while files are read
+            _start_server(variants, workers)
         tasks = plan(paths, variants, cfg, sink.done(), report, keyless, base)
         if client is not None:
             _cap_threads(cfg, dask_thread_cap(client, cores))
@@ -325,12 +345,17 @@ def _file_rows(rows: list[dict], report: BatchReport) -> list[dict]:
 
 def _run(tasks, cfg, workers, client, sink, report, progress, solutions=None) -> None:
     bar = _bar(len(tasks), progress)
+    order = {}
+    for i, t in enumerate(tasks):
+        order.setdefault((t[1], t[2].method), i)
+    refused: list = []          # (task order, status, message) of the tasks that did not run
 
     def collect(rec):
-        if rec.get("status") == "bad_input":
-            report.bad_input.append(rec["message"])
+        if rec.get("status") in ("bad_input", "declined"):
+            refused.append((order.get((rec["instance"], rec["method"]), len(tasks)),
+                            rec["status"], rec["message"]))
         else:
-            if solutions is not None:
+            if solutions is not None and "solution" in rec:     # a Dask worker's
                 from toolkit.outdir import write_solution
 
                 write_solution(solutions, rec)
@@ -341,14 +366,56 @@ def _run(tasks, cfg, workers, client, sink, report, progress, solutions=None) ->
 
     try:
         if client is not None:
-            run_dask(_task, tasks, cfg, client, collect, solutions)
+            run_dask(_task, tasks, cfg, client, collect, solutions, cfg.threads or 1,
+                     _kernels(tasks, cfg))
         elif workers > 1 and len(tasks) > 1:
-            run_pool(_task, tasks, cfg, workers, collect, solutions)
+            n = min(workers, len(tasks))
+            run_pool(_task, tasks, cfg, n, collect, solutions, _modules(_methods(tasks)),
+                     _kernels(tasks, cfg), thread_cap(cores(), n))
         else:
             for t in tasks:
                 collect(_task(*t[:3], cfg, t[3], solutions))
     finally:
         bar.close()
+        for _, status, msg in sorted(refused, key=lambda r: r[0]):   # in task order, once
+            to = report.bad_input if status == "bad_input" else report.declined
+            if msg not in to:
+                to.append(msg)
+
+
+def _methods(tasks) -> list:
+    """The Method of each task (a task's variant names one), once each."""
+    return list({(t[0]["problem"], t[2].method): problem(t[0]["problem"]).methods[t[2].method]
+                 for t in tasks}.values())
+
+
+def _modules(methods) -> list[str]:
+    """What a pool's workers import once (:func:`toolkit.registry.preload_modules`)."""
+    from toolkit.registry import preload_modules
+
+    return sorted({mod for m in methods for mod in preload_modules(m)})
+
+
+def _start_server(variants, workers: int) -> None:
+    """Start the forkserver of the batch's pool (:mod:`toolkit.pools`) with the modules and
+    kernel sets (default options) of the methods named (None: each problem's default)."""
+    from toolkit.pools import context
+    from toolkit.registry import selected_methods
+
+    methods = selected_methods(None if variants is None else
+                               list(dict.fromkeys(v.method for v in variants)))
+    context(thread_cap(cores(), workers), _modules(methods),
+            dict.fromkeys(k for m in methods for k in m.kernel_sets()))
+
+
+def _kernels(tasks, cfg) -> list[str]:
+    """The compiled kernel sets the tasks' methods run with their options, on any instance
+    (``Method.kernels``), warmed once a worker."""
+    out: dict = {}
+    for data, _, v, _ in tasks:
+        method = problem(data["problem"]).methods[v.method]
+        out.update(dict.fromkeys(method.kernel_sets(None, method.configure(v.config(cfg)))))
+    return list(out)
 
 
 def _bar(total, enabled):

@@ -199,15 +199,21 @@ def preload(method: Method, inst=None, cfg: RunConfig | None = None) -> float:
     (``Method.kernels``; once per process), so a timed run (``runtime_s``) includes
     neither: the heuristics for a heuristic, also the models (gurobipy, scipy.sparse) for
     a model method. Returns the seconds the kernels took (0.0 when already warm)."""
-    for mod in sorted(_LAZY.get(getattr(method.fn, "__module__", ""), ())):
-        if method.kind == "model" or mod.startswith("heuristics."):
-            importlib.import_module(mod)
+    for mod in preload_modules(method):
+        importlib.import_module(mod)
     sets = method.kernel_sets(inst, cfg)
     if not sets:
         return 0.0
     from toolkit.kernels import warm
 
     return warm(sets)
+
+
+def preload_modules(method: Method) -> list[str]:
+    """The modules :func:`preload` imports for ``method`` (a pool's server imports them once
+    for all its workers, toolkit.pools)."""
+    return [mod for mod in sorted(_LAZY.get(getattr(method.fn, "__module__", ""), ()))
+            if method.kind == "model" or mod.startswith("heuristics.")]
 
 
 def option_or(cfg: RunConfig | None, name: str, default):

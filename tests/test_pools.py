@@ -55,7 +55,8 @@ def test_batch_workers_cap_every_thread_pool_at_their_share(two, tmp_path, monke
     for r in got:
         assert r["threads_given"] == "4" and r["share"] == "4" and r["solver_threads"] == "4"
         assert r["numba_config"] == "4" and r["numba_threads"] == "4"
-        assert json.loads(r["env"]) == dict.fromkeys((*LIB_VARS, "NUMBA_NUM_THREADS"), "4")
+        # OpenMP/BLAS: 1, as the forkserver loaded them (within the share)
+        assert json.loads(r["env"]) == {**dict.fromkeys(LIB_VARS, "1"), "NUMBA_NUM_THREADS": "4"}
         assert r["server_threads"] == "1" and r["server_error"] == ""
         assert int(r["ppid"]) != os.getpid() and r["starts"] == "1"
 
@@ -111,12 +112,15 @@ def test_a_dask_worker_process_takes_its_share_once(tmp_path):
             "os.environ['OCS_CORE_SHARE'] = '7'\n"
             "b = on_worker(task, (0, 3, ()))\n"
             "print(json.dumps([a, b]))\n")
+    env = {k: v for k, v in os.environ.items() if k not in LIB_VARS}
+    env["OMP_NUM_THREADS"] = "2"            # set lower than the share: kept
     p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                       timeout=120)
+                       timeout=120, env=env)
     assert p.returncode == 0, p.stderr[-2000:]
     a, b = json.loads(p.stdout)
     assert a["share"] == "3" and a["numba_threads"] == 3 and a["solver_threads"] == 3
-    assert a["env"] == dict.fromkeys((*LIB_VARS, "NUMBA_NUM_THREADS"), "3")
+    assert a["env"] == {**dict.fromkeys((*LIB_VARS, "NUMBA_NUM_THREADS"), "3"),
+                        "OMP_NUM_THREADS": "2"}
     assert b["share"] == "7"            # applied once: the second task changed nothing
 
 

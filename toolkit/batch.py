@@ -1,7 +1,9 @@
 """Batch runs: many (instance file, method) tasks, resumable, local processes or Dask.
 
-Each finished task is appended to the CSV at once (flushed and fsynced), so an
-interrupted batch loses nothing finished. Each row carries its ``run_key``
+Each finished task is appended to the CSV at once (flushed: an interrupted or killed batch
+loses nothing finished; fsynced at most once a second and at the end, so that a machine
+crash loses at most the last second's rows, where an fsync per row cost each task a few
+ms, issue 29 item 3). Each row carries its ``run_key``
 (:mod:`toolkit.run_keys`): a hash of the resolved file path, the file's content, the method
 (its variant label, :mod:`toolkit.variants`) and every setting that changes a result
 (backend, time limit, MIP gap, ``--param``, and the ``--option`` values the method
@@ -24,6 +26,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +43,7 @@ from toolkit.run_keys import KEY_FIELDS, done_key, file_digest, run_key, shown_p
 from toolkit.variants import Variant, label, parse_variants
 
 RETRY_STATUSES = ("error", "interrupted")
+SYNC_S = 1.0            # the records CSV is fsynced at most this often (and at the end)
 
 
 def instance_files(paths) -> list[Path]:
@@ -74,6 +78,8 @@ class CsvSink:
         self.header: list[str] = []
         self.rows: list[dict] = []
         self.clean = True               # False: the file must be rewritten, not appended to
+        self._synced = time.monotonic()   # the last fsync of an appended row
+        self._unsynced = False
         if self.path is not None and (self.path.exists() or self.path.is_symlink()):
             self.header, self.rows, self.clean = read_records(self.path)   # RecordsError
 
@@ -106,7 +112,21 @@ class CsvSink:
         with self.path.open("a", newline="") as fh:
             csv.DictWriter(fh, self.header, extrasaction="ignore").writerow(row)
             fh.flush()
-            os.fsync(fh.fileno())
+            if time.monotonic() - self._synced >= SYNC_S:
+                os.fsync(fh.fileno())
+                self._synced = time.monotonic()
+            else:
+                self._unsynced = True
+
+    def sync(self) -> None:
+        """fsync the rows appended since the last fsync (the batch's end)."""
+        if self._unsynced and self.path is not None and self.path.exists():
+            fd = os.open(self.path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        self._unsynced = False
 
     def _rewrite(self) -> None:
         import io
@@ -314,7 +334,10 @@ def run_batch(paths, methods, cfg: RunConfig, out: str | Path | None, workers: i
         elif workers > 1 and len(tasks) > 1:
             _cap_threads(cfg, thread_cap(cores(), min(workers, len(tasks))))
         report.threads = cfg.threads
-        _run(tasks, cfg, workers, client, sink, report, progress, solutions)
+        try:
+            _run(tasks, cfg, workers, client, sink, report, progress, solutions)
+        finally:
+            sink.sync()
     finally:
         if client is not None:
             client.close()

@@ -20,8 +20,8 @@ Each worker, before its first task (:func:`_worker_start`): takes its share of t
 warms those of the pool that started it; a later pool's other sets load once per worker),
 ignores Ctrl-C (the owner stops the pool: :func:`kill_pool`) and dies with the owner
 (:func:`toolkit.batch_pool.worker_init`): when the owner dies, even by ``kill -9``, its
-forkserver sees its end of a pipe close and exits, and the kernel kills the workers
-(``PR_SET_PDEATHSIG``).
+forkserver sees the last end of its "alive" pipe close (each worker closes its copy,
+:func:`_leave_server`) and exits, and the kernel kills the workers (``PR_SET_PDEATHSIG``).
 """
 from __future__ import annotations
 
@@ -168,6 +168,7 @@ def _worker_start(share, kernels, owner, initializer, initargs) -> None:
     from toolkit.threads import apply_share
 
     STARTS += 1
+    _leave_server()
     worker_init(owner)
     apply_share(share)
     if kernels:
@@ -176,6 +177,23 @@ def _worker_start(share, kernels, owner, initializer, initargs) -> None:
         warm(kernels)
     if initializer is not None:
         initializer(*initargs)
+
+
+def _leave_server() -> None:
+    """Close this worker's copy of the forkserver's "alive" pipe: the server exits when
+    every holder has closed it, so the owner's death (even by ``kill -9``) ends the server,
+    whose death kills the workers (``PR_SET_PDEATHSIG``). A worker does not use its
+    owner's server (a pool it starts gets a server of its own)."""
+    from multiprocessing import forkserver
+
+    server = forkserver._forkserver
+    fd = getattr(server, "_forkserver_alive_fd", None)
+    if fd is not None and getattr(server, "_forkserver_pid", None) is None:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+        server._forkserver_alive_fd = None
 
 
 def kill_pool(ex: ProcessPoolExecutor) -> None:

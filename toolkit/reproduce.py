@@ -153,6 +153,9 @@ TARGETS: dict[str, Target] = {
     "lumos-sim-speed": Target("benchmarks.lumos_sim_speed:run",
                               "LumosCore simulator: one 1,000-job simulation at 32K GPUs with MDMCF, time split",
                               "~1.5 min", "~15 s"),
+    "batch-scaling": Target("benchmarks.batch_scaling:run",
+                            "batch scale-out: process pool and Dask at 1, 2, ... workers, "
+                            "speedup, per-task overhead, equal objectives", "~15 min", "~2 min"),
     "import-time": Target("benchmarks.import_time:run",
                           "start-up cost: import time of list, --help and a heuristic solve (< 0.5 s)",
                           "~10 s", None),

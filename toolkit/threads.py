@@ -8,12 +8,12 @@ In a worker process (the local pool of :mod:`toolkit.pools`, a Dask worker throu
 * numba's thread pool: ``NUMBA_NUM_THREADS`` and ``numba.config`` (its threads start at the
   first parallel kernel; the toolkit's kernels are serial, so they never start);
 * OpenMP, OpenBLAS, MKL, Accelerate, numexpr (the variables of :data:`LIB_VARS`, which a
-  library reads when it loads): the share for what loads later and for child processes.
-  [DECISION] The numpy/scipy BLAS a pool worker inherits was loaded in the forkserver with
-  one thread (a process that forks must have no other threads, :mod:`toolkit.pools`), so
-  it stays at one thread, below the share: the toolkit's hot loops are numba kernels and
-  solver calls, its BLAS calls are small. A Dask nanny starts its workers with OpenMP,
-  OpenBLAS and MKL at one thread (its ``pre-spawn-environ``) for the same reason;
+  library reads when it loads): at most the share. [DECISION] In practice one thread: a
+  pool worker's numpy/scipy BLAS was loaded in the forkserver with one (a process that
+  forks must have no other threads, :mod:`toolkit.pools`), a Dask nanny starts its
+  workers with OpenMP, OpenBLAS and MKL at one (its ``pre-spawn-environ``), and the
+  command line starts with one (:func:`one_blas_thread`): the toolkit's BLAS calls are
+  small, its hot loops are numba kernels and solver calls;
 * solver threads: Gurobi's ``Threads`` and HiGHS' ``threads`` are the share when a run sets
   none (:func:`solver_threads`, read by ``models.backend.solve``; a batch also caps
   ``--threads`` to it);
@@ -59,6 +59,18 @@ def solver_threads() -> int | None:
     return share() if SHARE_ENV in os.environ else None
 
 
+def one_blas_thread() -> None:
+    """OpenMP, OpenBLAS, MKL and friends at one thread in this process unless the user's
+    environment says otherwise; call it before anything imports numpy (the command line
+    does). [DECISION] The toolkit's BLAS calls are small (vectors, 10^4-10^5-entry dot
+    products in the checkers), where a second BLAS thread only adds its wake-up: on 2 busy
+    cores a 32,768-entry dot product took 21 ms with OpenBLAS's default threads and 5 us
+    with one (issue 29); the solvers and the numba kernels have their own threads. A batch
+    of one worker then runs its tasks as fast as each worker of a pool does."""
+    for v in LIB_VARS:
+        os.environ.setdefault(v, "1")
+
+
 def thread_env(n: int) -> dict[str, str]:
     """The environment variables that cap a process's thread pools at ``n``."""
     return {SHARE_ENV: str(n), "NUMBA_NUM_THREADS": str(n), **{v: str(n) for v in LIB_VARS}}
@@ -66,10 +78,15 @@ def thread_env(n: int) -> dict[str, str]:
 
 def apply_share(n: int) -> None:
     """Cap this process at ``n`` cores (see the module docstring): its environment (what a
-    library loaded later and a child process read) and numba, if loaded, whose thread pool
-    takes ``n`` threads when it starts (or, started already, uses ``n`` of them)."""
+    library loaded later and a child process read; a variable of :data:`LIB_VARS` already
+    at 1..n stays) and numba, if loaded, whose thread pool takes ``n`` threads when it
+    starts (or, started already, uses ``n`` of them)."""
     n = max(1, int(n))
-    os.environ.update(thread_env(n))
+    env = thread_env(n)
+    for v in LIB_VARS:          # a cap: a lower value set already stays (a pool's server: 1)
+        if os.environ.get(v, "").isdigit() and 0 < int(os.environ[v]) <= n:
+            env.pop(v)
+    os.environ.update(env)
     if "numba" not in sys.modules:
         return
     import numba

@@ -2,7 +2,6 @@
 once; equal objectives at any worker count."""
 from __future__ import annotations
 
-import csv
 import json
 import multiprocessing
 import os
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests import pool_probe
+from tests.test_batch_resume import rows, two  # noqa: F401 - two: a fixture
 from toolkit import batch, pools
 from toolkit.batch import run_batch
 from toolkit.registry import RunConfig
@@ -21,20 +21,6 @@ from toolkit.threads import LIB_VARS, thread_cap
 
 ROOT = Path(__file__).resolve().parents[1]
 EX = ROOT / "instances" / "examples"
-
-
-def rows(path):
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
-
-
-@pytest.fixture
-def two(tmp_path):
-    d = tmp_path / "in"
-    d.mkdir()
-    for name in ("worked_example.json", "shifts_n6_s1.json"):
-        shutil.copy(EX / name, d / name)
-    return d
 
 
 def test_thread_cap_rule():

@@ -326,8 +326,6 @@ def run_batch(paths, methods, cfg: RunConfig, out: str | Path | None, workers: i
         sink = CsvSink(out)
         report = BatchReport()
         base = None if out is None else Path(out).resolve().parent
-        if client is None and workers > 1:      # the pool's server loads while files are read
-            _start_server(variants, workers)
         tasks = plan(paths, variants, cfg, sink.done(), report, keyless, base)
         if client is not None:
             _cap_threads(cfg, dask_thread_cap(client, cores))
@@ -417,18 +415,6 @@ def _modules(methods) -> list[str]:
     from toolkit.registry import preload_modules
 
     return sorted({mod for m in methods for mod in preload_modules(m)})
-
-
-def _start_server(variants, workers: int) -> None:
-    """Start the forkserver of the batch's pool (:mod:`toolkit.pools`) with the modules and
-    kernel sets (default options) of the methods named (None: each problem's default)."""
-    from toolkit.pools import context
-    from toolkit.registry import selected_methods
-
-    methods = selected_methods(None if variants is None else
-                               list(dict.fromkeys(v.method for v in variants)))
-    context(thread_cap(cores(), workers), _modules(methods),
-            dict.fromkeys(k for m in methods for k in m.kernel_sets()))
 
 
 def _kernels(tasks, cfg) -> list[str]:

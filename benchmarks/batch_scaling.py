@@ -152,10 +152,28 @@ class DaskCluster:
                 p.wait()
 
 
+_SPIN = "import sys\nx = 0\nfor i in range(int(sys.argv[1])): x += i * i"
+
+
+def ceiling(workers: int, loops: int = 3_000_000) -> float:
+    """The speedup that ``workers`` processes of pure Python arithmetic get on this machine
+    now, beside whatever else runs: ``workers`` x (wall of one) / (wall of ``workers`` at
+    once); the most a batch can reach at this load (``workers`` itself on idle cores)."""
+    def wall(k: int) -> float:
+        t0 = time.perf_counter()
+        procs = [subprocess.Popen([sys.executable, "-c", _SPIN, str(loops)]) for _ in range(k)]
+        for p in procs:
+            p.wait()
+        return time.perf_counter() - t0
+    one = wall(1)
+    return workers * one / wall(workers)
+
+
 def measure(folder: Path, runs: Path, cores: int, repeats: int) -> tuple[pd.DataFrame, list]:
     """Every (mode, workers, repeat): one row each; and the record tables."""
     rows, tables = [], []
     for rep in range(repeats):
+        ceil = {w: ceiling(w) for w in worker_counts(cores)}
         for mode in ("pool", "dask"):
             for w in worker_counts(cores):
                 cluster = DaskCluster(w, runs) if mode == "dask" else None
@@ -165,7 +183,7 @@ def measure(folder: Path, runs: Path, cores: int, repeats: int) -> tuple[pd.Data
                     if cluster is not None:
                         cluster.close()
                 recs = r["records"]
-                row = dict(mode=mode, workers=w, repeat=rep, wall_s=r["wall_s"],
+                row = dict(mode=mode, workers=w, repeat=rep, ceiling=ceil[w], wall_s=r["wall_s"],
                            process_s=r["process_s"], load=r["load"], tasks=len(recs),
                            runtime_sum_s=recs.runtime_s.sum(),
                            runtime_median_s=recs.runtime_s.median())
@@ -192,7 +210,7 @@ def objectives_equal(tables: list[pd.DataFrame]) -> tuple[int, int]:
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """Medians over the repeats, speedup and efficiency against the same mode's 1 worker."""
     agg = {c: "median" for c in ("wall_s", "process_s", "runtime_sum_s", "runtime_median_s",
-                                 "load", "steady_ms") if c in df}
+                                 "load", "ceiling", "steady_ms") if c in df}
     s = df.groupby(["mode", "workers"], sort=False).agg({**agg, "tasks": "first"}).reset_index()
     one = s[s.workers == 1].set_index("mode").wall_s
     s["speedup"] = s["mode"].map(one) / s.wall_s
@@ -220,8 +238,9 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
 
 
 def _report(out_dir, quick, s, df, cores, tasks, repeats, equal) -> list[Path]:
-    cols = ["mode", "workers", "wall_s", "speedup", "efficiency", "overhead_ms", "steady_ms",
-            "process_s", "runtime_sum_s", "runtime_median_s", "load", "objectives_equal"]
+    cols = ["mode", "workers", "wall_s", "speedup", "ceiling", "efficiency", "overhead_ms",
+            "steady_ms", "process_s", "runtime_sum_s", "runtime_median_s", "load",
+            "objectives_equal"]
     table = s[[c for c in cols if c in s]]
     two = s[(s.workers == 2)].set_index("mode").speedup.to_dict()
     one = s[s.workers == 1].set_index("mode")
@@ -242,15 +261,17 @@ def _report(out_dir, quick, s, df, cores, tasks, repeats, equal) -> list[Path]:
     md = ["# Batch scale-out: process pool and Dask", "",
           f"Command: `{reproduce_cmd('batch-scaling', quick, out_dir)}`.", "",
           f"Machine: {machine()}; {cores} cores usable. Load average (1 min) before each "
-          f"batch: min {load[0]:.1f}, median {load[1]:.1f}, max {load[2]:.1f} (other "
-          "processes share the cores: speedups below the core count's are bounded by them).",
+          f"batch: min {load[0]:.1f}, median {load[1]:.1f}, max {load[2]:.1f}: other "
+          "processes share the cores. `ceiling`: the speedup that as many processes of pure "
+          "Python arithmetic got beside them just before (`ceiling()` in the module; the "
+          "worker count on idle cores), the most a batch could reach at that load.",
           "", f"{tasks} tasks ({METHODS.replace(',', ' and ')}; {tasks // 2} instances each), "
           f"{repeats} repeat(s), medians; see the module docstring of "
           "`benchmarks/batch_scaling.py` for what each column measures.", "",
           md_table(table, ".3g"), "", "Targets (issue 29):", "", *verdict, ""]
     head = headline(f"Batch scale-out on {cores} cores ({tasks} tasks; the papers give none)",
-                    table[["mode", "workers", "wall_s", "speedup", "efficiency", "overhead_ms",
-                           "objectives_equal"]])
+                    table[["mode", "workers", "wall_s", "speedup", "ceiling", "overhead_ms",
+                           "steady_ms", "objectives_equal"]])
     return write_report(out_dir, "batch_scaling", md, {"batch_scaling.csv": df}, head)
 
 

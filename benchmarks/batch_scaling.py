@@ -165,6 +165,8 @@ def ceiling(workers: int, loops: int = 3_000_000) -> float:
         for p in procs:
             p.wait()
         return time.perf_counter() - t0
+    if workers == 1:
+        return 1.0
     one = wall(1)
     return workers * one / wall(workers)
 
@@ -215,8 +217,74 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     one = s[s.workers == 1].set_index("mode").wall_s
     s["speedup"] = s["mode"].map(one) / s.wall_s
     s["efficiency"] = s.speedup / s.workers
+    s["of_ceiling"] = s.speedup / s.ceiling
     s["overhead_ms"] = 1000 * (s.workers * s.wall_s - s.runtime_sum_s) / s.tasks
     return s
+
+
+_STAGES = """
+import json, sys, time
+from pathlib import Path
+from toolkit.threads import apply_share, one_blas_thread
+one_blas_thread()
+apply_share(1)                      # a pool worker's share: MDMCF's groups in this process
+import instances
+from toolkit.batch import CsvSink
+from toolkit.outdir import write_solution
+from toolkit.registry import RunConfig, problem
+from toolkit.run import check_applicable, run_task
+from toolkit.run_keys import file_digest, run_key
+from toolkit.variants import parse_variants
+files, methods, out = json.loads(sys.argv[1])
+sink, rows = CsvSink(Path(out) / "records.csv"), []
+
+def clock(fn):
+    c0, t0 = time.thread_time(), time.perf_counter()
+    r = fn()
+    return r, time.thread_time() - c0, time.perf_counter() - t0
+for rep in range(2):                # the first pass warms the process; the second is kept
+    for f in files:
+        for v in parse_variants(methods):
+            data, c1, w1 = clock(lambda: instances.read_json(f))
+            prob = problem(data["problem"])
+            if v.method not in prob.methods:
+                continue
+            cfg = v.config(RunConfig())
+            key, c1b, w1b = clock(lambda: instances.instance_type(data, f) and run_key(
+                Path(f), file_digest(Path(f)), v.label, cfg))
+            inst, c2, w2 = clock(lambda: instances.from_dict(data, f))
+            method = prob.methods[v.method]
+            _, c2b, w2b = clock(lambda: check_applicable(inst, method, cfg, f))
+            rec = run_task(inst, f, v.method, cfg, want_solution="object")
+            sol = rec.pop("solution")
+            _, c3, w3 = clock(lambda: (prob.check(inst, sol), prob.bound and prob.bound(inst)))
+            rec.update(key, solution=prob.solution_to_dict(sol))
+            _, c4, w4 = clock(lambda: write_solution(out, rec))
+            rec.pop("solution")
+            _, c5, w5 = clock(lambda: sink.append(rec))
+            if rep:
+                rows.append(dict(problem=prob.name, runtime_s=rec["runtime_s"],
+                                 read=c1 + c1b, build=c2 + c2b, check=c3, solution=c4, row=c5,
+                                 wall=w1 + w1b + w2 + w2b + w3 + w4 + w5))
+print(json.dumps(rows))
+"""
+
+
+def stages(folder: Path, runs: Path) -> pd.DataFrame:
+    """Where a task's overhead goes, in CPU seconds of one warm process (load-independent,
+    where wall times on a shared machine are not): reading the file and its run key,
+    building and checking the instance, the independent checker (and the bound), the
+    solution file, the CSV row. One row per task."""
+    files = sorted(str(p) for p in folder.glob("*.json"))
+    out = runs / "stages"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    p = subprocess.run([sys.executable, "-c", _STAGES, json.dumps([files, METHODS.split(","),
+                                                                     str(out)])],
+                       cwd=ROOT, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"stage profile failed: {p.stderr[-2000:]}")
+    return pd.DataFrame(json.loads(p.stdout.splitlines()[-1]))
 
 
 def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
@@ -229,16 +297,31 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
         folder = tmp / "instances"
         make_instances(folder, n_each)
         df, tables = measure(folder, tmp, cores, repeats)
+        parts = stages(folder, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     same, pairs = objectives_equal(tables)
     s = summarize(df)
     s["objectives_equal"] = f"{same}/{pairs}"
-    return _report(out_dir, quick, s, df, cores, 2 * n_each, repeats, same == pairs)
+    return _report(out_dir, quick, s, df, cores, 2 * n_each, repeats, same == pairs,
+                   stage_table(parts))
 
 
-def _report(out_dir, quick, s, df, cores, tasks, repeats, equal) -> list[Path]:
-    cols = ["mode", "workers", "wall_s", "speedup", "ceiling", "efficiency", "overhead_ms",
+STAGE_COLS = ("read", "build", "check", "solution", "row")
+
+
+def stage_table(parts: pd.DataFrame) -> pd.DataFrame:
+    """Median ms per task and problem type: each stage's CPU, their sum, and the wall of
+    those stages and of the run (``runtime_s``)."""
+    t = parts.groupby("problem").median(numeric_only=True) * 1000
+    t["overhead_cpu"] = t[list(STAGE_COLS)].sum(axis=1)
+    t = t.rename(columns={"wall": "overhead_wall", "runtime_s": "runtime"}).reset_index()
+    return t[["problem", *STAGE_COLS, "overhead_cpu", "overhead_wall", "runtime"]]
+
+
+def _report(out_dir, quick, s, df, cores, tasks, repeats, equal, parts) -> list[Path]:
+    cols = ["mode", "workers", "wall_s", "speedup", "ceiling", "of_ceiling", "efficiency",
+            "overhead_ms",
             "steady_ms", "process_s", "runtime_sum_s", "runtime_median_s", "load",
             "objectives_equal"]
     table = s[[c for c in cols if c in s]]
@@ -255,7 +338,9 @@ def _report(out_dir, quick, s, df, cores, tasks, repeats, equal) -> list[Path]:
             if cores >= 16 else f"not measured: no 16-core machine here ({cores} cores)"),
         f"- at most {OVERHEAD_MS:g} ms per task at 1 worker: all-in " + ", ".join(
             f"{m} {v:.0f} ms" for m, v in one.overhead_ms.items()) + "; steady " + ", ".join(
-            f"{m} {v:.0f} ms" for m, v in one.steady_ms.items()),
+            f"{m} {v:.0f} ms" for m, v in one.steady_ms.items()) + " (wall, at this load); "
+        "CPU per task (below): " + ", ".join(
+            f"{p} {v:.0f} ms" for p, v in zip(parts.problem, parts.overhead_cpu)),
         f"- objectives equal in every run: {'yes' if equal else 'NO'} "
         f"({s.objectives_equal.iloc[0]} (instance, method) pairs)"]
     md = ["# Batch scale-out: process pool and Dask", "",
@@ -264,15 +349,27 @@ def _report(out_dir, quick, s, df, cores, tasks, repeats, equal) -> list[Path]:
           f"batch: min {load[0]:.1f}, median {load[1]:.1f}, max {load[2]:.1f}: other "
           "processes share the cores. `ceiling`: the speedup that as many processes of pure "
           "Python arithmetic got beside them just before (`ceiling()` in the module; the "
-          "worker count on idle cores), the most a batch could reach at that load.",
+          "worker count on idle cores), the most a batch could reach at that load; "
+          "`of_ceiling` = speedup / ceiling.",
           "", f"{tasks} tasks ({METHODS.replace(',', ' and ')}; {tasks // 2} instances each), "
           f"{repeats} repeat(s), medians; see the module docstring of "
           "`benchmarks/batch_scaling.py` for what each column measures.", "",
-          md_table(table, ".3g"), "", "Targets (issue 29):", "", *verdict, ""]
+          md_table(table, ".3g"), "", "Targets (issue 29):", "", *verdict, "",
+          "## Where a task's overhead goes", "",
+          "Milliseconds per task, median over the tasks of each problem type, in one warm "
+          "process at a pool worker's share (`stages()` in the module: the batch's own calls, "
+          "timed one by one): CPU time of this thread, which the machine's load does not "
+          "stretch, for `read` (the file parsed, its problem and run key: the parent's part), "
+          "`build` (the instance built and validated, and the method asked whether it takes "
+          "it), `check` (the independent checker and the analytic bound), `solution` (the "
+          "solution file) and `row` (the CSV row); `overhead_wall` is the wall time of the "
+          "same stages, `runtime` the runs' `runtime_s`.", "",
+          md_table(parts, ".3g"), ""]
     head = headline(f"Batch scale-out on {cores} cores ({tasks} tasks; the papers give none)",
-                    table[["mode", "workers", "wall_s", "speedup", "ceiling", "overhead_ms",
-                           "steady_ms", "objectives_equal"]])
-    return write_report(out_dir, "batch_scaling", md, {"batch_scaling.csv": df}, head)
+                    table[["mode", "workers", "wall_s", "speedup", "ceiling", "of_ceiling",
+                           "overhead_ms", "steady_ms", "objectives_equal"]])
+    return write_report(out_dir, "batch_scaling", md, {"batch_scaling.csv": df,
+                                                        "batch_scaling_stages.csv": parts}, head)
 
 
 if __name__ == "__main__":

@@ -423,7 +423,10 @@ def _kernels(tasks, cfg) -> list[str]:
     out: dict = {}
     for data, _, v, _ in tasks:
         method = problem(data["problem"]).methods[v.method]
-        out.update(dict.fromkeys(method.kernel_sets(None, method.configure(v.config(cfg)))))
+        try:
+            out.update(dict.fromkeys(method.kernel_sets(None, method.configure(v.config(cfg)))))
+        except ValueError:          # a bad --option value: the task reports it
+            pass
     return list(out)
 
 

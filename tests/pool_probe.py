@@ -33,3 +33,17 @@ def pid_and_starts(_=None) -> tuple[int, int]:
     from toolkit import pools
 
     return os.getpid(), pools.STARTS
+
+
+def sleeper(_=None) -> None:
+    import time
+
+    time.sleep(120)
+
+
+def with_inner_pool(_=None) -> None:
+    """A method with its own pool, run inside a pool's worker."""
+    from toolkit.pools import pool
+
+    with pool(1, share=1) as ex:
+        list(ex.map(sleeper, [0]))

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,45 @@ def test_a_script_without_a_main_guard_runs_once(tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr[-2000:]
     assert p.stdout.splitlines() == ["top level ran", "[1, 2, 3]"]
+
+
+NESTED = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from tests.pool_probe import with_inner_pool
+from toolkit.pools import pool
+
+with pool(1, share=1) as ex:
+    list(ex.map(with_inner_pool, [0]))
+"""
+
+
+def test_kill_9_of_the_owner_ends_both_levels_of_pools(tmp_path):
+    """Workers and forkservers of a pool and of a pool inside its worker: all gone soon
+    after the owner is killed by SIGKILL (each worker closes its copy of its server's
+    alive pipe, the server then exits and PR_SET_PDEATHSIG kills its workers)."""
+    psutil = pytest.importorskip("psutil")
+    script = tmp_path / "nested.py"
+    script.write_text(NESTED)
+    proc = subprocess.Popen([sys.executable, str(script), str(ROOT)], cwd=tmp_path)
+    tree: list = []
+    try:
+        end = time.monotonic() + 120
+        while time.monotonic() < end:     # owner -> server -> worker -> server -> worker
+            tree = psutil.Process(proc.pid).children(recursive=True)
+            if sum("forkserver" in " ".join(p.cmdline()) for p in tree) >= 4:
+                break
+            assert proc.poll() is None, "the script ended early"
+            time.sleep(0.2)
+        else:
+            pytest.fail("the nested pool did not start")
+        proc.kill()
+        proc.wait(10)
+        _, alive = psutil.wait_procs(tree, timeout=15)
+        assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE]
+    finally:
+        for p in tree:
+            try:
+                p.kill()
+            except psutil.NoSuchProcess:
+                pass

@@ -323,6 +323,14 @@ def stage_table(parts: pd.DataFrame) -> pd.DataFrame:
     return t[["problem", *STAGE_COLS, "overhead_cpu", "overhead_wall", "runtime"]]
 
 
+def _autogroup() -> str:
+    try:
+        return "on" if Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() \
+            == "1" else "off"
+    except OSError:
+        return "unknown"
+
+
 def _report(out_dir, quick, s, df, cores, tasks, repeats, equal, parts) -> list[Path]:
     cols = ["mode", "workers", "wall_s", "speedup", "ceiling", "of_ceiling", "efficiency",
             "overhead_ms",
@@ -354,7 +362,9 @@ def _report(out_dir, quick, s, df, cores, tasks, repeats, equal, parts) -> list[
           "processes share the cores. `ceiling`: the speedup that as many processes of pure "
           "Python arithmetic got beside them just before (`ceiling()` in the module; the "
           "worker count on idle cores), the most a batch could reach at that load; "
-          "`of_ceiling` = speedup / ceiling.",
+          "`of_ceiling` = speedup / ceiling. Where Linux groups processes by session "
+          f"(autogroup: {_autogroup()}), the busy sessions share the cores evenly and all of "
+          "a batch's processes share its session's part, however many there are.",
           "", f"{tasks} tasks ({METHODS.replace(',', ' and ')}; {tasks // 2} instances each), "
           f"{repeats} repeat(s), medians; see the module docstring of "
           "`benchmarks/batch_scaling.py` for what each column measures.", "",

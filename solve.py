@@ -454,6 +454,9 @@ def cli() -> None:
     failed write of the records (a full disk) is one line and exit 1."""
     import os
 
+    from toolkit.threads import one_blas_thread
+
+    one_blas_thread()       # before anything imports numpy (toolkit.threads)
     stream = _RecordStream(_records_only_stdout())
     try:
         code = main(out_stream=stream)

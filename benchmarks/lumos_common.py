@@ -26,10 +26,13 @@ STRATEGIES = {
 
 
 def _cpu() -> float:
-    """CPU seconds of this process and of its finished child processes (ITV-MDMCF runs
-    the OCS groups in worker processes at P >= 32)."""
+    """CPU seconds of this process, of its finished child processes and of ITV-MDMCF's
+    group workers (at P >= 32 it runs the OCS groups in a pool of worker processes kept
+    for the process's life: heuristics.lumos_reconfig.WORKER_CPU_S)."""
+    from heuristics import lumos_reconfig
+
     t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
+    return t.user + t.system + t.children_user + t.children_system + lumos_reconfig.WORKER_CPU_S
 
 
 def run_step(fabric: Fabric, C: np.ndarray, strategy: str, old, cfg: RunConfig):

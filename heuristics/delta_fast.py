@@ -200,17 +200,17 @@ def delta_fast(inst: DeltaInstance, pop: int = 64, generations: int = 5000, stal
     topologies (e.g. the baselines, repaired); ``check(x)`` is called on every individual.
     ``workers`` > 1 simulates each generation's new topologies in a process pool (same
     results: the fitness is deterministic and memoized per topology)."""
-    pool = None
-    if workers > 1:
-        from concurrent.futures import ProcessPoolExecutor
+    if workers <= 1:
+        return _ga(inst, pop, generations, stall, time_limit, seed, xbar, seeds, policy, check,
+                   None)
+    from toolkit.pools import pool
+    from toolkit.threads import share
 
-        pool = ProcessPoolExecutor(workers, initializer=_worker_init,
-                                   initargs=(inst.to_dict(derived=True), policy))
-    try:
-        return _ga(inst, pop, generations, stall, time_limit, seed, xbar, seeds, policy, check, pool)
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
+    # workers from the forkserver (toolkit.pools), this process's share of the cores split
+    with pool(workers, modules=("heuristics.delta_fast",), share=share() // workers,
+              initializer=_worker_init, initargs=(inst.to_dict(derived=True), policy)) as ex:
+        return _ga(inst, pop, generations, stall, time_limit, seed, xbar, seeds, policy, check,
+                   ex)
 
 
 def _ga(inst, pop, generations, stall, time_limit, seed, xbar, seeds, policy, check, pool):

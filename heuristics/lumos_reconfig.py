@@ -73,8 +73,9 @@ Per OCS group h, independently (spec 2.3, 2.5):
    --time-limit), none by default.
 
 Groups are independent (spec 2.4); with ``workers`` > 1 and a large fabric they are
-solved in that many processes (serially inside a daemonic process such as a Dask or
-multiprocessing worker, for an initial configuration, or when no pool can be started).
+solved in that many processes, forked from a forkserver (toolkit.pools; serially inside a
+daemonic process such as a Dask worker, for an initial configuration, or when no pool can
+be started).
 
 ITV-MDMCF and ITV-MCF are reconstructions: [001]'s MDMCF section is missing from the
 paper (spec 7.5); see spec 2.5 for the decisions.
@@ -82,20 +83,20 @@ paper (spec 7.5); see spec 2.5 for the decisions.
 from __future__ import annotations
 
 import multiprocessing
-import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
 from heuristics.lumos_decompose import (find_connection, int_decompose, sym_decompose,
                                         sym_decompose_flow, sym_decompose_rewiring)
-from heuristics.lumos_eject import NO_GOAL, Work, eject_connection, preload
+from heuristics.lumos_eject import NO_GOAL, Work, eject_connection
 from heuristics.lumos_exact import lp_guided, model_size
 from heuristics.lumos_kempe import kempe_connection
 from heuristics.lumos_refine import pair_refine
 from instances.lumos import Fabric, OcsConfig, ReconfigInstance, make_wiring, perm_from_matrix
+from toolkit.pools import drop_shared, shared_pool
+from toolkit.threads import share
 
 SIMD = {"euler": sym_decompose, "flow": sym_decompose_flow}
 
@@ -280,17 +281,18 @@ def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler
     wall-clock limit for the ejection chains, s (None, the default: no clock, the result
     is deterministic); ``refine`` adds the pairwise local search of
     heuristics.lumos_refine (within ``time_budget`` seconds overall, the groups sharing
-    it); ``workers`` processes for the groups (default: 2 at P >= 32 when the machine has
-    2 cores, else 1; serial inside a daemonic process, for an initial configuration, or
-    if the pool cannot start); the result does not depend on ``workers``."""
+    it); ``workers`` processes for the groups (default: 2 at P >= 32 when this process's
+    share of the cores is 2 or more (toolkit.threads: a batch worker's share is
+    cores // workers), else 1; serial inside a daemonic process, for an initial
+    configuration, or if the pool cannot start); the result does not depend on
+    ``workers``."""
     if inst.wiring != "cross":
         raise ValueError(f"ITV methods need cross wiring, the instance has {inst.wiring}")
     if workers is not None and workers < 0:
         raise ValueError(f"workers must be >= 0, got {workers}")
     fab = inst.fabric
     t0, m0 = time.perf_counter(), time.monotonic()
-    if not workers:
-        workers = min(2, os.cpu_count() or 1) if fab.pods >= PARALLEL_MIN_PODS else 1
+    workers = default_workers(fab, workers)
     has_old = inst.old is not None and bool((inst.old.perm >= 0).any())
     if not has_old or fab.H == 1 or multiprocessing.current_process().daemon:
         workers = 1
@@ -304,16 +306,57 @@ def itv_configure(inst: ReconfigInstance, aware: bool = True, simd: str = "euler
             for h in range(fab.H)]
     results = None
     if workers > 1:
-        if eject:
-            preload(lns=lns != 0)       # forked workers inherit the compiled code
-        try:
-            with ProcessPoolExecutor(workers) as pool:
-                results = list(pool.map(_split_job, jobs))
-        except (OSError, NotImplementedError, AssertionError, BrokenProcessPool):
-            results = None              # no usable worker processes here: serial
+        results = _in_pool(workers, jobs)
     if results is None:
         results = [_split_job(j) for j in jobs]
     return cross_config(inst, results)
+
+
+def default_workers(fab: Fabric, workers: int | None = None) -> int:
+    """``workers``, or (None, 0) the default: 2 at P >= PARALLEL_MIN_PODS when this
+    process's share of the cores is 2 or more, else 1."""
+    if workers:
+        return workers
+    return min(2, share()) if fab.pods >= PARALLEL_MIN_PODS else 1
+
+
+WORKER_CPU_S = 0.0      # CPU seconds the group workers spent on this process's calls
+
+
+def group_pool(workers: int):
+    """The pool of ``workers`` processes for the OCS groups: one per process, kept for its
+    life (toolkit.pools: from the forkserver, this process's share of the cores split,
+    the MDMCF kernels warm in each worker once). Started by the first call that needs it;
+    a caller may start it before its clock (the lumos-sim controller)."""
+    return shared_pool(workers, modules=("heuristics.lumos_reconfig",),
+                       kernels=("lumos-chains", "lumos-lns"), share=share() // workers)
+
+
+def _in_pool(workers: int, jobs):
+    """The jobs' results from :func:`group_pool` (None when no pool can run them here: the
+    caller runs them serially); a Ctrl-C kills the pool (the next call starts another)."""
+    global WORKER_CPU_S
+    ex = None
+    try:
+        ex = group_pool(workers)
+        out = list(ex.map(_timed_split_job, jobs))
+    except (OSError, NotImplementedError, AssertionError, BrokenProcessPool):
+        if ex is not None:
+            drop_shared(ex)
+        return None
+    except BaseException:
+        if ex is not None:
+            drop_shared(ex)
+        raise
+    WORKER_CPU_S += sum(cpu for _, cpu in out)
+    return [r for r, _ in out]
+
+
+def _timed_split_job(args):
+    """:func:`_split_job` in a worker, with the CPU seconds it took there."""
+    c0 = time.process_time()
+    out = _split_job(args)
+    return out, time.process_time() - c0
 
 
 def cross_config(inst: ReconfigInstance, splits) -> OcsConfig:

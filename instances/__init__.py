@@ -36,6 +36,24 @@ def instance_class(problem: str):
 def from_dict(d, source: str | None = None):
     """Validate a parsed instance dict and build the instance object."""
     try:
+        cls = instance_type(d)
+        check_tree(d)
+        known_fields("", d, COMMON_FIELDS + tuple(cls.FIELDS))
+        try:
+            return cls.from_dict(d)
+        except (TypeError, ValueError, OverflowError, KeyError, AttributeError) as exc:
+            if isinstance(exc, InstanceError):
+                raise
+            raise InstanceError("", f"invalid instance ({type(exc).__name__}: {exc})")
+    except InstanceError as exc:
+        raise exc.with_source(source) if source else exc
+
+
+def instance_type(d, source: str | None = None):
+    """The instance class of a parsed instance dict, from its common fields only (problem,
+    format, meta, name): cheap, where :func:`from_dict` checks and converts every value (a
+    batch plans its tasks from this and builds the instances in its workers)."""
+    try:
         if not isinstance(d, dict):
             raise InstanceError("", "top level must be a JSON object")
         if "problem" not in d:
@@ -49,15 +67,7 @@ def from_dict(d, source: str | None = None):
             raise InstanceError("meta", "must be a JSON object")
         if "name" in d:
             text("name", d["name"])
-        cls = instance_class(d["problem"])
-        check_tree(d)
-        known_fields("", d, COMMON_FIELDS + tuple(cls.FIELDS))
-        try:
-            return cls.from_dict(d)
-        except (TypeError, ValueError, OverflowError, KeyError, AttributeError) as exc:
-            if isinstance(exc, InstanceError):
-                raise
-            raise InstanceError("", f"invalid instance ({type(exc).__name__}: {exc})")
+        return instance_class(d["problem"])
     except InstanceError as exc:
         raise exc.with_source(source) if source else exc
 

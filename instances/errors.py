@@ -1,6 +1,9 @@
 """Input validation errors: one line naming the file (when known) and the field."""
 from __future__ import annotations
 
+import math
+from itertools import chain
+
 import numpy as np
 
 
@@ -170,6 +173,8 @@ def check_tree(data) -> None:
         if isinstance(v, dict):
             items = v.items()
         elif isinstance(v, list):
+            if depth + 1 < MAX_DEPTH and _plain_numbers(v):     # nothing to report in it
+                continue
             items = enumerate(v)
         else:
             _check_number(v, node)
@@ -188,6 +193,29 @@ def check_tree(data) -> None:
                 stack.append((x, (node, k), depth + 1))
             elif t is not str and t is not bool and x is not None:
                 _check_number(x, (node, k))
+
+
+def _plain_numbers(v: list) -> bool:
+    """True when ``v`` is a list of numbers, or of lists of numbers, that :func:`check_tree`
+    accepts (no bool, None or text; finite; within the limits), checked at C speed (issue
+    29: a 64-Pod reconfiguration's 40,000 numbers in 1 ms, not 15); False sends ``v``
+    through the exact walk, which names the first offender."""
+    kinds = set(map(type, v))
+    if kinds == {list}:
+        v = list(chain.from_iterable(v))
+        kinds = set(map(type, v))
+    if not v:
+        return True
+    if kinds == {int}:
+        return -MAX_INT <= min(v) and max(v) <= MAX_INT
+    if not kinds <= {int, float}:
+        return False
+    try:
+        if not math.isfinite(math.fsum(v)):         # a NaN or an infinity
+            return False
+    except (OverflowError, ValueError):
+        return False
+    return -MAX_MAGNITUDE <= min(v) and max(v) <= MAX_MAGNITUDE
 
 
 def _path(node) -> str:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import chain
 
 import numpy as np
 
@@ -45,7 +46,8 @@ def int_rows(value, field_name: str, width: int, what: str) -> np.ndarray:
     not a list of ``width`` entries, or an entry that is not an integer (a string, a
     boolean, a fraction), raises InstanceError naming it (``links[4]``, ``links[4][3]``)."""
     rows = seq(field_name, value)
-    if all(type(r) is list and len(r) == width and all(type(v) is int for v in r) for r in rows):
+    if set(map(type, rows)) <= {list} and set(map(len, rows)) <= {width} and \
+            set(map(type, chain.from_iterable(rows))) <= {int}:
         try:                                     # the common case: plain JSON integers
             return np.array(rows, dtype=np.int64).reshape(len(rows), width)
         except OverflowError:

@@ -67,11 +67,11 @@ def check_config(inst: ReconfigInstance, cfg: OcsConfig) -> tuple[list[str], dic
         return [f"configuration must be an integer array of shape {shape}, got {perm.shape}"], {}
     if np.any((perm < -1) | (perm >= w.n_ports)):
         return [f"output port out of range [-1, {w.n_ports})"], {}
-    for h, k in zip(*np.nonzero(np.any(perm >= 0, axis=2))):
-        outs = perm[h, k][perm[h, k] >= 0]
-        if len(np.unique(outs)) != len(outs):
-            bad.append(f"OCS {k} of group {h} is not a partial permutation (an output used twice)")
-            break
+    ranked = np.sort(perm, axis=2)          # an output used twice: equal neighbours >= 0
+    twice = np.argwhere(((ranked[..., 1:] == ranked[..., :-1]) & (ranked[..., 1:] >= 0)).any(axis=2))
+    if len(twice):
+        h, k = twice[0]
+        bad.append(f"OCS {k} of group {h} is not a partial permutation (an output used twice)")
     paths = fibre_paths(fab, w, perm)
     if not paths["wired"].all():
         c = np.flatnonzero(~paths["wired"])[0]

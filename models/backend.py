@@ -274,6 +274,11 @@ def solve(model: gp.Model, backend: str = "auto", time_limit: float | None = Non
     model_files.write(model)        # --write-model: each model as it is handed over
     if mip_gap is not None:
         params["MIPGap"] = mip_gap
+    if threads is None and not any(k.lower() == "threads" for k in params):
+        # in a worker process: its share of the cores (toolkit.threads)
+        from toolkit.threads import solver_threads
+
+        threads = solver_threads()
     if threads is not None:
         params["Threads"] = threads
     start_items = list(start.items() if isinstance(start, Mapping) else (start or []))

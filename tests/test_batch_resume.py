@@ -278,14 +278,8 @@ def test_thread_cap_rule():
     assert batch.thread_cap(2, 4) == 1 and batch.thread_cap(2, 1) == 2
 
 
-@pytest.mark.parametrize("asked", [None, 16])
-def test_process_workers_times_threads_within_cores(two, tmp_path, monkeypatch, asked):
-    monkeypatch.setattr(batch, "run_task", _threads_seen)     # forked workers inherit it
-    monkeypatch.setattr(batch, "cores", lambda: 8)
-    cfg = RunConfig(threads=asked)
-    rep = run_batch([two], ["spectra"], cfg, tmp_path / "r.csv", workers=2, progress=False)
-    assert rep.threads == 4 and cfg.threads == asked           # the caller's cfg untouched
-    assert [r["threads_given"] for r in rows(tmp_path / "r.csv")] == ["4", "4"]
+# process workers: tests/test_pools.py (their workers start from a forkserver, which a
+# monkeypatch of this process does not reach)
 
 
 def test_dask_workers_times_threads_within_cores(two, tmp_path, monkeypatch):

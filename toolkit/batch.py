@@ -1,7 +1,9 @@
 """Batch runs: many (instance file, method) tasks, resumable, local processes or Dask.
 
-Each finished task is appended to the CSV at once (flushed and fsynced), so an
-interrupted batch loses nothing finished. Each row carries its ``run_key``
+Each finished task is appended to the CSV at once (flushed: an interrupted or killed batch
+loses nothing finished; fsynced at most once a second and at the end, so that a machine
+crash loses at most the last second's rows, where an fsync per row cost each task a few
+ms, issue 29 item 3). Each row carries its ``run_key``
 (:mod:`toolkit.run_keys`): a hash of the resolved file path, the file's content, the method
 (its variant label, :mod:`toolkit.variants`) and every setting that changes a result
 (backend, time limit, MIP gap, ``--param``, and the ``--option`` values the method
@@ -24,6 +26,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +43,7 @@ from toolkit.run_keys import KEY_FIELDS, done_key, file_digest, run_key, shown_p
 from toolkit.variants import Variant, label, parse_variants
 
 RETRY_STATUSES = ("error", "interrupted")
+SYNC_S = 1.0            # the records CSV is fsynced at most this often (and at the end)
 
 
 def instance_files(paths) -> list[Path]:
@@ -74,6 +78,8 @@ class CsvSink:
         self.header: list[str] = []
         self.rows: list[dict] = []
         self.clean = True               # False: the file must be rewritten, not appended to
+        self._synced = time.monotonic()   # the last fsync of an appended row
+        self._unsynced = False
         if self.path is not None and (self.path.exists() or self.path.is_symlink()):
             self.header, self.rows, self.clean = read_records(self.path)   # RecordsError
 
@@ -106,7 +112,21 @@ class CsvSink:
         with self.path.open("a", newline="") as fh:
             csv.DictWriter(fh, self.header, extrasaction="ignore").writerow(row)
             fh.flush()
-            os.fsync(fh.fileno())
+            if time.monotonic() - self._synced >= SYNC_S:
+                os.fsync(fh.fileno())
+                self._synced = time.monotonic()
+            else:
+                self._unsynced = True
+
+    def sync(self) -> None:
+        """fsync the rows appended since the last fsync (the batch's end)."""
+        if self._unsynced and self.path is not None and self.path.exists():
+            fd = os.open(self.path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        self._unsynced = False
 
     def _rewrite(self) -> None:
         import io
@@ -174,7 +194,10 @@ class BatchReport:
 
 def plan(paths, methods: list[Variant] | None, cfg: RunConfig, done: dict, report: BatchReport,
          keyless: str = "rerun", base: Path | None = None):
-    """Validate every file once and list the tasks still to run.
+    """List the tasks still to run: each file read once, its problem from its common fields
+    (instances.instance_type); the instance is built, checked and asked whether the method
+    takes it by the task (:func:`_task`), in the worker, so that the parent's work per
+    task stays small however many workers there are (issue 29 item 3).
 
     ``done`` is :meth:`CsvSink.done`; with ``keyless="keep"`` a finished row without a run
     key counts as done for its (file, method), whatever the settings.
@@ -195,7 +218,7 @@ def plan(paths, methods: list[Variant] | None, cfg: RunConfig, done: dict, repor
         src = str(path)
         try:
             data = instances.read_json(path)
-            inst = instances.from_dict(data, src)
+            instances.instance_type(data, src)
             digest = file_digest(path)
         except InstanceError as exc:
             report.bad_input.append(str(exc))
@@ -203,7 +226,7 @@ def plan(paths, methods: list[Variant] | None, cfg: RunConfig, done: dict, repor
         except Exception as exc:  # noqa: BLE001 - one bad file never stops a batch
             report.bad_input.append(f"{src}: {type(exc).__name__}: {exc}")
             continue
-        prob = problem(inst.problem)
+        prob = problem(data["problem"])
         report.files.append((shown_path(path, base), str(path.resolve())))
         names = [v for v in methods if v.method in prob.methods] if methods else \
             [Variant(prob.default_method)]
@@ -220,25 +243,35 @@ def plan(paths, methods: list[Variant] | None, cfg: RunConfig, done: dict, repor
                 report.keys.append(found or legacy)
                 report.skipped_done += 1
                 continue
-            try:
-                check_applicable(inst, method, vcfg, src)
-            except NotApplicable as exc:
-                report.declined.append(str(exc))
-                continue
-            except ValueError as exc:          # OptionError from the applicability check
-                report.bad_input.append(f"{src}: field 'option': {exc}")
-                continue
             report.keys.append(key["run_key"])
             tasks.append((data, src, v, key))
     return tasks
 
 
-def _task(data, src, variant, cfg, key, solutions=None):
-    """One run of ``variant`` (a Variant, or a method name); with a ``solutions`` folder the
-    record carries its solution and an infeasible model's IIS goes to that folder (names:
-    :mod:`toolkit.outdir`)."""
+def _task(data, src, variant, cfg, key, solutions=None, write=True):
+    """One run of ``variant`` (a Variant, or a method name) on the parsed file ``data``:
+    the instance built and checked, the method asked whether it takes it (a record of
+    status ``bad_input`` or ``declined`` with the message, no run, when not), then run. With
+    a ``solutions`` folder an infeasible model's IIS goes to that folder and the record's
+    solution file is written there (``write``: by the process that ran it, so a pool's
+    workers write in parallel; else the record carries its solution for the caller to
+    write: a Dask worker on another host; names: :mod:`toolkit.outdir`)."""
     v = variant if isinstance(variant, Variant) else Variant(variant)
     cfg = v.config(cfg)
+
+    def refused(status, message):
+        return {"instance": src, "method": v.method, "status": status, "message": message}
+    try:
+        inst = instances.from_dict(data, src)
+        check_applicable(inst, problem(inst.problem).methods[v.method], cfg, src)
+    except InstanceError as exc:
+        return refused("bad_input", str(exc))
+    except NotApplicable as exc:
+        return refused("declined", str(exc))
+    except ValueError as exc:          # OptionError from the applicability check
+        return refused("bad_input", f"{src}: field 'option': {exc}")
+    except Exception as exc:  # noqa: BLE001 - one bad file never stops a batch
+        return refused("bad_input", f"{src}: {type(exc).__name__}: {exc}")
     if solutions is not None:
         from dataclasses import replace
 
@@ -246,12 +279,17 @@ def _task(data, src, variant, cfg, key, solutions=None):
 
         cfg = replace(cfg, iis_path=str(iis_path(solutions, src, v.label)))
     try:
-        rec = run_task(data, src, v.method, cfg, want_solution=solutions is not None)
+        rec = run_task(inst, src, v.method, cfg, want_solution=solutions is not None)
     except (InstanceError, NotApplicable) as exc:
-        return {"instance": src, "method": v.method, "status": "bad_input", "message": str(exc)}
+        return refused("bad_input", str(exc))
     if v.options:
         rec["variant"] = v.label
     rec.update(key)
+    if solutions is not None and write:
+        from toolkit.outdir import write_solution
+
+        write_solution(solutions, rec)
+        rec.pop("solution", None)
     return rec
 
 
@@ -294,7 +332,10 @@ def run_batch(paths, methods, cfg: RunConfig, out: str | Path | None, workers: i
         elif workers > 1 and len(tasks) > 1:
             _cap_threads(cfg, thread_cap(cores(), min(workers, len(tasks))))
         report.threads = cfg.threads
-        _run(tasks, cfg, workers, client, sink, report, progress, solutions)
+        try:
+            _run(tasks, cfg, workers, client, sink, report, progress, solutions)
+        finally:
+            sink.sync()
     finally:
         if client is not None:
             client.close()
@@ -325,12 +366,17 @@ def _file_rows(rows: list[dict], report: BatchReport) -> list[dict]:
 
 def _run(tasks, cfg, workers, client, sink, report, progress, solutions=None) -> None:
     bar = _bar(len(tasks), progress)
+    order = {}
+    for i, t in enumerate(tasks):
+        order.setdefault((t[1], t[2].method), i)
+    refused: list = []          # (task order, status, message) of the tasks that did not run
 
     def collect(rec):
-        if rec.get("status") == "bad_input":
-            report.bad_input.append(rec["message"])
+        if rec.get("status") in ("bad_input", "declined"):
+            refused.append((order.get((rec["instance"], rec["method"]), len(tasks)),
+                            rec["status"], rec["message"]))
         else:
-            if solutions is not None:
+            if solutions is not None and "solution" in rec:     # a Dask worker's
                 from toolkit.outdir import write_solution
 
                 write_solution(solutions, rec)
@@ -341,14 +387,47 @@ def _run(tasks, cfg, workers, client, sink, report, progress, solutions=None) ->
 
     try:
         if client is not None:
-            run_dask(_task, tasks, cfg, client, collect, solutions)
+            run_dask(_task, tasks, cfg, client, collect, solutions, cfg.threads or 1,
+                     _kernels(tasks, cfg))
         elif workers > 1 and len(tasks) > 1:
-            run_pool(_task, tasks, cfg, workers, collect, solutions)
+            n = min(workers, len(tasks))
+            run_pool(_task, tasks, cfg, n, collect, solutions, _modules(_methods(tasks)),
+                     _kernels(tasks, cfg), thread_cap(cores(), n))
         else:
             for t in tasks:
                 collect(_task(*t[:3], cfg, t[3], solutions))
     finally:
         bar.close()
+        for _, status, msg in sorted(refused, key=lambda r: r[0]):   # in task order, once
+            to = report.bad_input if status == "bad_input" else report.declined
+            if msg not in to:
+                to.append(msg)
+
+
+def _methods(tasks) -> list:
+    """The Method of each task (a task's variant names one), once each."""
+    return list({(t[0]["problem"], t[2].method): problem(t[0]["problem"]).methods[t[2].method]
+                 for t in tasks}.values())
+
+
+def _modules(methods) -> list[str]:
+    """What a pool's workers import once (:func:`toolkit.registry.preload_modules`)."""
+    from toolkit.registry import preload_modules
+
+    return sorted({mod for m in methods for mod in preload_modules(m)})
+
+
+def _kernels(tasks, cfg) -> list[str]:
+    """The compiled kernel sets the tasks' methods run with their options, on any instance
+    (``Method.kernels``), warmed once a worker."""
+    out: dict = {}
+    for data, _, v, _ in tasks:
+        method = problem(data["problem"]).methods[v.method]
+        try:
+            out.update(dict.fromkeys(method.kernel_sets(None, method.configure(v.config(cfg)))))
+        except ValueError:          # a bad --option value: the task reports it
+            pass
+    return list(out)
 
 
 def _bar(total, enabled):

@@ -2,6 +2,8 @@
 thread cap per host, and running the tasks on the cluster (``distributed`` imported lazily)."""
 from __future__ import annotations
 
+import threading
+
 from toolkit.batch_pool import thread_cap
 
 
@@ -50,15 +52,50 @@ def dask_thread_cap(client, cores) -> int:
     return min(caps) if caps else 1
 
 
-def run_dask(task, tasks, cfg, client, collect, solutions=None) -> None:
-    """``task(data, src, name, cfg, key, solutions)`` of each of ``tasks`` on the cluster,
-    each record to ``collect`` as it finishes; Ctrl-C cancels the tasks not yet done."""
+def run_dask(task, tasks, cfg, client, collect, solutions=None, share: int = 1,
+             kernels=()) -> None:
+    """``task(data, src, name, cfg, key, solutions, write=False)`` of each of ``tasks`` on
+    the cluster (each worker process first takes ``share`` cores and warms ``kernels``,
+    once: :func:`on_worker`), each record to ``collect`` as it finishes (with its solution,
+    which the caller writes); Ctrl-C cancels the tasks not yet done."""
     from distributed import as_completed as dask_completed
 
-    futs = [client.submit(task, *t[:3], cfg, t[3], solutions, pure=False) for t in tasks]
+    import os
+
+    here = os.getpid()
+    futs = [client.submit(on_worker, task, (here, share, tuple(kernels)), *t[:3], cfg, t[3],
+                          solutions, pure=False) for t in tasks]
     try:
         for f in dask_completed(futs):
             collect(f.result())
     except KeyboardInterrupt:       # Ctrl-C: queued tasks are not started
         client.cancel(futs)
         raise
+
+
+_READY: set = set()        # (share, kernels) applied in this worker process
+_READY_LOCK = threading.Lock()
+
+
+def on_worker(task, setup, *args):
+    """Run ``task(*args, write=False)`` in a Dask worker. ``setup`` is (the batch's process,
+    share, kernels): first, once per worker process and batch (whichever of its threads
+    gets there first), cap this process's threads at ``share`` cores
+    (:func:`toolkit.threads.apply_share`; the nanny started it with OpenMP, OpenBLAS and
+    MKL at one thread already), unless it is the batch's own process (a cluster of threads:
+    its caps are the user's), and warm ``kernels``."""
+    import os
+
+    owner, share, kernels = setup
+    with _READY_LOCK:
+        if setup not in _READY:
+            if os.getpid() != owner:
+                from toolkit.threads import apply_share
+
+                apply_share(share)
+            if kernels:
+                from toolkit.kernels import warm
+
+                warm(kernels)
+            _READY.add(setup)
+    return task(*args, write=False)

@@ -1,5 +1,6 @@
-"""The local process pool of a batch: solver threads per task within the cores, workers that
-ignore Ctrl-C and die with their parent (even by ``kill -9``), and stopping the pool now."""
+"""The local process pool of a batch: workers from the forkserver of :mod:`toolkit.pools`
+(one share of the cores each, the batch's modules and kernels loaded once), that ignore
+Ctrl-C and die with their parent (even by ``kill -9``), and stopping the pool now."""
 from __future__ import annotations
 
 import os
@@ -7,28 +8,21 @@ import signal
 import sys
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
+
+from toolkit.threads import cores, thread_cap  # noqa: F401 - the batch's names for them
 
 
-def cores() -> int:
-    """CPUs this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def thread_cap(cores_: int, concurrent: int) -> int:
-    """Solver threads per task so that ``concurrent`` tasks use at most ``cores_`` cores."""
-    return max(1, cores_ // max(1, concurrent))
-
-
-def run_pool(task, tasks, cfg, workers: int, collect, solutions=None) -> None:
+def run_pool(task, tasks, cfg, workers: int, collect, solutions=None, modules=(),
+             kernels=(), share: int | None = None) -> None:
     """``task(data, src, name, cfg, key, solutions)`` of each of ``tasks`` in ``workers``
-    processes, each record to ``collect`` as it finishes; Ctrl-C (or a failure here) kills
-    the pool at once."""
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=worker_init,
-                               initargs=(os.getpid(),))
+    processes, each capped at ``share`` cores (default cores // workers), ``modules``
+    imported and the kernel sets ``kernels`` warm in each before its first task; each
+    record to ``collect`` as it finishes; Ctrl-C (or a failure here) kills the pool at once."""
+    from toolkit.pools import kill_pool, process_pool
+
+    pool = process_pool(workers, modules=modules, kernels=kernels,
+                        share=thread_cap(cores(), workers) if share is None else share)
     try:
         futs = [pool.submit(task, *t[:3], cfg, t[3], solutions) for t in tasks]
         for f in as_completed(futs):
@@ -42,9 +36,10 @@ def run_pool(task, tasks, cfg, workers: int, collect, solutions=None) -> None:
 def worker_init(parent: int) -> None:
     """In each local worker: leave Ctrl-C to the parent, and die with it.
 
-    Linux: the kernel sends SIGKILL when the parent dies (``PR_SET_PDEATHSIG``), whatever
-    the worker is doing, and the same holds for processes the worker forks (a method's own
-    process pool) with respect to the worker. Elsewhere a thread checks once a second
+    Linux: the kernel sends SIGKILL when the parent dies (``PR_SET_PDEATHSIG``; the
+    parent of a pool's worker is the pool's forkserver, which exits when the pool's owner
+    ``parent`` does), whatever the worker is doing, and the same holds for processes the
+    worker forks with respect to the worker. Elsewhere a thread checks once a second
     whether the worker was orphaned (its parent process changed or ``parent`` is gone).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -87,16 +82,3 @@ def _watch_parent(ppid: int, parent: int) -> None:
     while not _orphaned(ppid, parent):
         time.sleep(1.0)
     os.kill(os.getpid(), signal.SIGKILL)
-
-
-def kill_pool(pool: ProcessPoolExecutor) -> None:
-    """Stop a process pool now: cancel queued tasks, kill the workers, reap them."""
-    procs = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for p in procs:
-        try:
-            p.kill()
-        except (OSError, ValueError):
-            pass
-    for p in procs:
-        p.join(5)

@@ -70,8 +70,8 @@ ITV_OPTIONS = (
            maximum=MAX_WORK),
     Option("lns_seed", int, 0, "the LNS's random seed (deterministic for a given seed)",
            minimum=0, maximum=math.inf),
-    Option("workers", int, 0, "group worker processes (0: 2 at P >= 32 and >= 2 CPUs; at most "
-           "--threads)", minimum=0, maximum=MAX_WORKERS),
+    Option("workers", int, 0, "group worker processes (0: 2 at P >= 32 and a share of >= 2 "
+           "cores; at most --threads)", minimum=0, maximum=MAX_WORKERS),
     Option("refine", bool, False, "pairwise local search (an addition)"),
     Option("refine_budget", float, 0.0, "refine time budget, s (0: none; --time-limit caps it)",
            minimum=0, maximum=MAX_SECONDS),

@@ -158,6 +158,9 @@ TARGETS: dict[str, Target] = {
                          "--time-limit bounds the whole run: every model method and clock-guarded "
                          "heuristic on a large instance, 2 busy processes beside it",
                          "~10 min", "~1.5 min", "quick"),
+    "batch-scaling": Target("benchmarks.batch_scaling:run",
+                            "batch scale-out: process pool and Dask at 1, 2, ... workers, "
+                            "speedup, per-task overhead, equal objectives", "~15 min", "~2 min"),
     "import-time": Target("benchmarks.import_time:run",
                           "start-up cost: import time of list, --help and a heuristic solve (< 0.5 s)",
                           "~10 s", None),

@@ -70,7 +70,8 @@ def _takes(method, inst, cfg: RunConfig) -> bool:
 
 def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
              want_solution: bool = False) -> dict:
-    """Solve the instance ``data`` (a parsed file) with one method; return the record.
+    """Solve the instance ``data`` (a parsed file, or the instance object built from one,
+    as a batch passes it) with one method; return the record.
 
     Raises InstanceError for bad input and NotApplicable when the method declines, and
     Interrupted (a KeyboardInterrupt carrying the record) after a Ctrl-C. With
@@ -79,7 +80,7 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
     the record lists the model files written as ``model_files`` (models.model_files).
     """
     t_begin = time.perf_counter()       # the --time-limit budget counts from here
-    inst = instances.from_dict(data, source)
+    inst = instances.from_dict(data, source) if isinstance(data, dict) else data
     prob = problem(inst.problem)
     try:
         method = resolve_method(prob, method_name)

@@ -81,6 +81,11 @@ class OcsController:
         self.solver_results: list = []    # the solver Result of every run that had one
         self.fallbacks = 0                # reconfigurations made by ``fallback``
         warm(self._method.kernel_sets(None, self._method.configure(self.cfg)))
+        if wiring == "cross":           # MDMCF's group pool, started before any clock
+            from heuristics.lumos_reconfig import default_workers, group_pool
+
+            if (n := default_workers(self.fabric, self.cfg.threads)) > 1:
+                group_pool(n)
 
     # ------------------------------------------------------------------------------------
     def admit(self, placement: Placement, job_id: int, t: float) -> Reconfiguration | None:

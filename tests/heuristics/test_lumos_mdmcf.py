@@ -275,7 +275,7 @@ def test_workers_option_and_pool_fallback(monkeypatch):
 
     def no_pool(*a, **k):
         raise OSError("no semaphores here")
-    monkeypatch.setattr(rc, "ProcessPoolExecutor", no_pool)
+    monkeypatch.setattr(rc, "shared_pool", no_pool)
     out = run(inst, RunConfig(threads=1, options={"workers": 2}))
     assert np.array_equal(out.solution.perm, serial)
     assert not check_config(first, itv_configure(first, workers=2))[0]
@@ -283,7 +283,7 @@ def test_workers_option_and_pool_fallback(monkeypatch):
     def failing_pool(*a, **k):
         raise AssertionError("pool creation attempted")
     assert np.array_equal(itv_configure(inst, workers=2).perm, serial)
-    monkeypatch.setattr(rc, "ProcessPoolExecutor", failing_pool)
+    monkeypatch.setattr(rc, "shared_pool", failing_pool)
     assert np.array_equal(itv_configure(inst, workers=2).perm, serial)
 
 

@@ -8,7 +8,7 @@ import io
 import re
 from pathlib import Path
 
-import solve
+from tests import cli_worker
 from toolkit.registry import problems
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,14 +37,13 @@ def test_demo_covers_every_problem_with_a_heuristic_and_a_model():
     assert "make demo" in (ROOT / "README.md").read_text()
 
 
-def test_demo_run_writes_a_verified_gap_table_and_a_png(tmp_path, capsys):
+def test_demo_run_writes_a_verified_gap_table_and_a_png(tmp_path):
     files, methods = _make_var("DEMO_FILES"), _make_var("DEMO_METHODS")
-    buf = io.StringIO()
-    code = solve.main(["gap", *[str(ROOT / f) for f in files], "--methods", ",".join(methods),
-                       "--time-limit", "3", "--out", str(tmp_path), "--format", "csv"],
-                      out_stream=buf)
-    assert code == 0, capsys.readouterr().err
-    rows = list(csv.DictReader(io.StringIO(buf.getvalue())))
+    code, out, err = cli_worker.call(["gap", *[ROOT / f for f in files], "--methods",
+                                      ",".join(methods), "--time-limit", "3", "--out", tmp_path,
+                                      "--format", "csv"])
+    assert code == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
     assert len(rows) == 2 * len(files)
     assert all(r["verified"] == "True" for r in rows)
     assert all(r["rank"] for r in rows)           # every run is ranked within its instance

@@ -13,6 +13,7 @@ import pytest
 
 from tests import cli_worker
 from tests.conftest import needs_gurobi
+from tests.isolated import run_isolated
 from toolkit import batch
 from toolkit.batch import run_batch
 from toolkit.registry import RunConfig
@@ -304,16 +305,23 @@ def test_process_workers_times_threads_within_cores(two, tmp_path, monkeypatch, 
     assert [r["threads_given"] for r in rows(tmp_path / "r.csv")] == ["4", "4"]
 
 
-def test_dask_workers_times_threads_within_cores(two, tmp_path, monkeypatch):
-    distributed = pytest.importorskip("distributed")
-    monkeypatch.setattr(batch, "run_task", _threads_seen)
-    monkeypatch.setattr(batch, "cores", lambda: 8)
+def _dask_threads(two: Path, out: Path) -> int:
+    """The solver threads of a batch on an in-process LocalCluster, tasks stood in for by
+    _threads_seen, on 8 cores (run isolated: a process of its own to patch, and Dask's
+    threads stay out of pytest's)."""
+    import distributed
+
+    batch.run_task, batch.cores = _threads_seen, lambda: 8
     with distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=False,
                                   dashboard_address=None) as cluster:
-        rep = run_batch([two], ["spectra"], RunConfig(), tmp_path / "r.csv",
-                        scheduler=cluster.scheduler_address, progress=False)
+        return run_batch([two], ["spectra"], RunConfig(), out,
+                         scheduler=cluster.scheduler_address, progress=False).threads
+
+
+def test_dask_workers_times_threads_within_cores(two, tmp_path):
+    pytest.importorskip("distributed")
     # one host, 2 workers x 2 threads = 4 tasks at once on 8 cores: 2 solver threads each
-    assert rep.threads == 2
+    assert run_isolated(_dask_threads, two, tmp_path / "r.csv") == 2
     assert [r["threads_given"] for r in rows(tmp_path / "r.csv")] == ["2", "2"]
 
 

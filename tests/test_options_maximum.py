@@ -118,7 +118,7 @@ def test_cli_process_exit_2_one_line(tmp_path):
     """The real process: exit status 2, one stderr line, empty stdout (no traceback)."""
     p = subprocess.run([sys.executable, str(ROOT / "solve.py"), "solve", str(DELTA), "--method",
                         "delta-fast", "--option", "pop=1e12"], cwd=tmp_path, capture_output=True,
-                       text=True, timeout=120)
+                       text=True, timeout=600)
     assert p.returncode == 2 and p.stdout == ""
     line, = p.stderr.strip().splitlines()
     assert "option pop" in line and "<= 100000" in line

@@ -191,12 +191,14 @@ def exact_kw(solve_kw: dict) -> dict:
 
 
 def solve_placement(inst: PlacementInstance, variant: str = "corrected", pods_first: bool = False,
-                    solve_kw: dict | None = None, stage=None):
+                    solve_kw=None, stage=None):
     """Pod level, then leaf level, then servers: (Placement or None, Result). ``variant``
     "corrected" (servers by best fit) or "authors" (the [REPO] models, GPUs in index order).
     The Result's objective is the idle GPUs left in the chosen Pods; its bound is that of
     the corrected Pod-level model without ``pods_first`` (else None: the model minimizes
-    another objective). ``stage(name)`` is a context manager timing each solve (optional)."""
+    another objective). ``solve_kw``: the solve keywords, or a function giving them before each
+    level (a run's budget: the leaf level gets what the Pod level left). ``stage(name)`` is a
+    context manager timing each solve (optional)."""
     from contextlib import nullcontext
 
     from heuristics.lumos_placement import NoPlacement, assemble, capacity, pod_counts
@@ -205,7 +207,7 @@ def solve_placement(inst: PlacementInstance, variant: str = "corrected", pods_fi
     if variant not in ("corrected", "authors"):
         raise ValueError(f"variant must be corrected or authors, got {variant!r}")
     stage = stage or (lambda name: nullcontext())
-    kw = exact_kw(solve_kw or {})
+    kw = solve_kw if callable(solve_kw) else (lambda: solve_kw or {})
     cap = capacity(inst)
     try:
         pod_counts(inst, cap)                     # a quick exact feasibility test
@@ -214,14 +216,14 @@ def solve_placement(inst: PlacementInstance, variant: str = "corrected", pods_fi
     authors = variant == "authors"
     model, h = build_authors_pod(inst, cap) if authors else build_pod(inst, cap, pods_first)
     with stage("pod"):
-        r1 = solve(model, **kw)
+        r1 = solve(model, **exact_kw(kw()))
     if not r1.has_solution:
         return None, r1
     per_pod = extract_level(h, r1)
     model, h = (build_authors_leaf(inst, cap, per_pod) if authors
                 else build_leaf(inst, cap, per_pod, pods_first))
     with stage("leaf"):
-        r2 = solve(model, **kw)
+        r2 = solve(model, **exact_kw(kw()))
     res = Result(r1.status if r2.status == "optimal" else r2.status, runtime_s=r1.runtime_s + r2.runtime_s,
                  backend=r1.backend, backend_reason=r1.backend_reason, n_vars=r1.n_vars + r2.n_vars,
                  n_int_vars=r1.n_int_vars + r2.n_int_vars, n_constrs=r1.n_constrs + r2.n_constrs,

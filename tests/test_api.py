@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import io
 import json
 import re
 import subprocess
@@ -16,6 +15,7 @@ import pytest
 
 import instances
 import solve as cli
+from tests import cli_worker
 from toolkit import api, config
 from toolkit.registry import RunConfig, problem
 from toolkit.run import CORE_FIELDS
@@ -25,10 +25,10 @@ EX = ROOT / "instances" / "examples"
 WORKED = str(EX / "worked_example.json")
 
 
-def cli_records(argv) -> tuple[int, list[dict]]:
-    buf = io.StringIO()
-    code = cli.main(argv, out_stream=buf)
-    return code, [json.loads(line) for line in buf.getvalue().splitlines() if line.strip()]
+def cli_records(argv) -> tuple[int, list[dict], str]:
+    """solve.py in the tests' CLI helper process: (exit code, its JSON records, stderr)."""
+    code, out, err = cli_worker.call(argv)
+    return code, [json.loads(line) for line in out.splitlines() if line.strip()], err
 
 
 # --------------------------------------------------------------------------------------
@@ -59,8 +59,8 @@ def test_readme_example_runs(monkeypatch, capsys):
 @pytest.mark.parametrize("method", ["spectra", "milp", "baseline"])
 def test_solve_is_the_clis_record(method):
     rec = api.solve(WORKED, method=method, time_limit=30)
-    code, (want,) = cli_records(["solve", WORKED, "--method", method, "--time-limit", "30",
-                                 "--format", "json"])
+    code, (want,), _ = cli_records(["solve", WORKED, "--method", method, "--time-limit", "30",
+                                    "--format", "json"])
     assert code == 0
     got = rec.to_dict()
     assert set(got) == set(want)
@@ -127,9 +127,8 @@ def test_bad_setting_names_the_field(setting, value, words):
     ("--threads", "1000000", "--threads must be <= 1024, got 1000000"),
     ("--time-limit", "1e300", "--time-limit must be <= 1e+07 s, got 1e+300"),
 ])
-def test_cli_has_the_same_rules(capsys, flag, value, words):
-    code, recs = cli_records(["solve", WORKED, flag, value])
-    err = capsys.readouterr().err
+def test_cli_has_the_same_rules(flag, value, words):
+    code, recs, err = cli_records(["solve", WORKED, flag, value])
     assert code == 2 and not recs and err.strip() == f"error: {words}"
 
 
@@ -297,9 +296,8 @@ def test_solve_bad_method_names_the_field(method):
     assert exc.value.field == "method" and "\n" not in str(exc.value)
 
 
-def test_cli_empty_method_is_bad_input(capsys):
-    code, recs = cli_records(["solve", WORKED, "--method", ""])
-    err = capsys.readouterr().err
+def test_cli_empty_method_is_bad_input():
+    code, recs, err = cli_records(["solve", WORKED, "--method", ""])
     assert code == 2 and not recs and "unknown method ''" in err and len(err.splitlines()) == 1
 
 

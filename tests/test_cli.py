@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.isolated import run_isolated
+
 ROOT = Path(__file__).resolve().parents[1]
 EX = ROOT / "instances" / "examples"
 
@@ -198,18 +200,24 @@ def test_batch_workers_out_of_range_is_bad_input(tmp_path, n):
     assert err.strip() == f"error: --workers must be in 1..256, got {n}"
 
 
-def test_batch_on_dask_local_cluster(tmp_path):
-    distributed = pytest.importorskip("distributed")
+def _dask_batch(d: Path, out: Path) -> list:
+    """The batch on a LocalCluster of two worker processes (run isolated: Dask's threads stay
+    out of pytest's process); the files it found bad."""
+    import distributed
+
     from toolkit.batch import run_batch
     from toolkit.registry import RunConfig
 
-    d = _batch_dir(tmp_path)
-    out = tmp_path / "runs.csv"
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
-        rep = run_batch([d], ["spectra", "milp"], RunConfig(time_limit=20), out,
-                        scheduler=cluster.scheduler_address, progress=False)
-    assert not rep.bad_input
+        return run_batch([d], ["spectra", "milp"], RunConfig(time_limit=20), out,
+                         scheduler=cluster.scheduler_address, progress=False).bad_input
+
+
+def test_batch_on_dask_local_cluster(tmp_path):
+    pytest.importorskip("distributed")
+    out = tmp_path / "runs.csv"
+    assert not run_isolated(_dask_batch, _batch_dir(tmp_path), out)
     got = rows(out)
     # milp declines the n=32 instance (too large): 3 spectra + 2 milp
     assert len(got) == 5 and all(r["verified"] == "True" for r in got)

@@ -161,6 +161,7 @@ class _Tty(io.StringIO):
 def test_bar_is_tqdm_on_a_terminal_lines_elsewhere_silent_when_quiet(monkeypatch):
     from tqdm import tqdm
 
+    monkeypatch.setattr(tqdm, "monitor_interval", 0)    # no monitor thread left in pytest
     monkeypatch.setattr(sys, "stderr", _Tty())
     b = progress.bar(3)
     assert isinstance(b, tqdm)

@@ -8,21 +8,19 @@ import pytest
 
 import instances
 
-import solve
+from tests import cli_worker
 from tests.test_cli import ROOT, cli as cli_subprocess
 
 LUMOS = ROOT / "instances" / "lumos"
 
 
-def cli(capfd, *args):
-    """solve.py in-process (faster; JSON record output needs the subprocess form)."""
-    code = solve.main([str(a) for a in args])
-    out, err = capfd.readouterr()
-    return code, out, err
+def cli(*args):
+    """solve.py in the tests' CLI helper process (tests/cli_worker.py)."""
+    return cli_worker.call(args)
 
 
-def test_list_names_the_lumos_methods_and_targets(capfd):
-    code, out, _ = cli(capfd, "list")
+def test_list_names_the_lumos_methods_and_targets():
+    code, out, _ = cli("list")
     assert code == 0
     for word in ("lumos-reconfig", "lumos-logical", "itv-mdmcf", "itv-mcf", "itv-ilp", "uniform-ilp",
                  "uniform-greedy", "helios", "realize", "heuristic-decomposition", "logical-ilp-min",
@@ -61,9 +59,9 @@ def test_wiring_specific_methods_decline_other_wirings():
     assert rec["verified"] and rec["shortfall"] >= 0
 
 
-def test_generate_logical(tmp_path, capfd):
+def test_generate_logical(tmp_path):
     f = tmp_path / "l.json"
-    code, _, err = cli(capfd, "generate", "lumos-logical", "--pods", 3, "--tau", 2, "-o", f)
+    code, _, err = cli("generate", "lumos-logical", "--pods", 3, "--tau", 2, "-o", f)
     assert code == 0, err
     inst = instances.load_instance(f)
     assert inst.problem == "lumos-logical" and inst.fabric.tau == 2

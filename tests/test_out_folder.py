@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import solve
+from tests import cli_worker
 from toolkit.outdir import RECORDS_CSV, solution_path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,11 +18,9 @@ EX = ROOT / "instances" / "examples"
 SMALL, BIG = EX / "worked_example.json", EX / "bench_n32_m8_s2_d0.1.json"   # milp declines BIG
 
 
-def run(*args, capsys):
-    capsys.readouterr()
-    buf = io.StringIO()
-    code = solve.main([str(a) for a in args], out_stream=buf)
-    return code, buf.getvalue(), capsys.readouterr().err
+def run(*args):
+    """solve.py in the tests' CLI helper process (tests/cli_worker.py)."""
+    return cli_worker.call(args)
 
 
 def rows(path):
@@ -42,10 +40,10 @@ def twins(tmp_path):
 
 
 @pytest.mark.parametrize("cmd", ["solve", "batch", "gap"])
-def test_same_stem_files_get_their_own_solution_file(cmd, twins, tmp_path, capsys):
+def test_same_stem_files_get_their_own_solution_file(cmd, twins, tmp_path):
     out = tmp_path / "out"
     meth = ["--method", "spectra"] if cmd == "solve" else ["--methods", "spectra"]
-    code, _, err = run(cmd, *twins, *meth, "--out", out, capsys=capsys)
+    code, _, err = run(cmd, *twins, *meth, "--out", out)
     assert code == 0, err
     sols = [solution_path(out, p, "spectra") for p in twins]
     assert sols[0] != sols[1] and all(s.exists() for s in sols)
@@ -56,33 +54,33 @@ def test_same_stem_files_get_their_own_solution_file(cmd, twins, tmp_path, capsy
     assert sorted(r["name"] for r in got) == sorted(names) and all(r["run_key"] for r in got)
 
 
-def test_batch_out_folder_and_existing_file(tmp_path, capsys):
+def test_batch_out_folder_and_existing_file(tmp_path):
     out = tmp_path / "runs"
     code, stdout, err = run("batch", SMALL, "--methods", "spectra,spectra-noeq", "--out", out,
-                            "--no-progress", capsys=capsys)
+                            "--no-progress")
     assert code == 0 and "Traceback" not in err, err
     assert len(rows(out / RECORDS_CSV)) == 2
     assert {p.name.split(".")[1] for p in out.glob("*.json")} == {"spectra", "spectra-noeq"}
     for bad in (out / RECORDS_CSV, tmp_path / "new.csv"):     # a file; a CSV file's name
-        code, stdout, err = run("batch", SMALL, "--out", bad, "--no-progress", capsys=capsys)
+        code, stdout, err = run("batch", SMALL, "--out", bad, "--no-progress")
         lines = err.strip().splitlines()
         assert code == 2 and len(lines) == 1 and "--out" in lines[0] and "folder" in lines[0]
         assert stdout == "" and not (tmp_path / "new.csv").exists()
     for cmd in (["solve", SMALL], ["gap", SMALL, "--methods", "spectra"]):
-        code, _, err = run(*cmd, "--out", out / RECORDS_CSV, capsys=capsys)
+        code, _, err = run(*cmd, "--out", out / RECORDS_CSV)
         assert code == 2 and len(err.strip().splitlines()) == 1 and "folder" in err
 
 
-def test_a_solve_into_the_folder_is_a_done_batch_run(tmp_path, capsys):
+def test_a_solve_into_the_folder_is_a_done_batch_run(tmp_path):
     out = tmp_path / "o"
-    assert run("solve", SMALL, "--out", out, capsys=capsys)[0] == 0
-    code, _, err = run("batch", SMALL, "--out", out, "--no-progress", capsys=capsys)
+    assert run("solve", SMALL, "--out", out)[0] == 0
+    code, _, err = run("batch", SMALL, "--out", out, "--no-progress")
     assert code == 0 and "0 ran, 1 already" in err, err
 
 
-def test_gap_keeps_the_results_of_a_file_when_one_method_declines(tmp_path, capsys):
+def test_gap_keeps_the_results_of_a_file_when_one_method_declines(tmp_path):
     code, out, err = run("gap", SMALL, BIG, "--methods", "spectra,milp", "--format", "json",
-                         "--out", tmp_path / "g", capsys=capsys)
+                         "--out", tmp_path / "g")
     assert code == 0, err
     recs = [json.loads(line) for line in out.splitlines()]
     assert [(Path(r["instance"]).name, r["method"]) for r in recs] == [
@@ -102,10 +100,10 @@ def test_gap_keeps_the_results_of_a_file_when_one_method_declines(tmp_path, caps
     assert (tmp_path / "g" / "gap.png").stat().st_size > 10_000
 
 
-def test_a_resumed_gap_skips_done_runs(tmp_path, capsys):
+def test_a_resumed_gap_skips_done_runs(tmp_path):
     args = ("gap", SMALL, EX / "shifts_n6_s1.json", "--methods", "spectra,spectra-noeq",
             "--format", "csv", "--out", tmp_path / "g")
-    code, first, err = run(*args, capsys=capsys)
+    code, first, err = run(*args)
     assert code == 0 and "4 ran" in err, err
     recs = rows(tmp_path / "g" / RECORDS_CSV)
     recs[-1]["status"] = "error"                     # a crashed run is redone
@@ -113,7 +111,7 @@ def test_a_resumed_gap_skips_done_runs(tmp_path, capsys):
         w = csv.DictWriter(fh, list(recs[0]))
         w.writeheader()
         w.writerows(recs)
-    code, again, err = run(*args, capsys=capsys)
+    code, again, err = run(*args)
     assert code == 0 and "1 ran, 3 already" in err, err
     timed = ("runtime_s", "elapsed_s")
     strip = lambda t: [{k: v for k, v in r.items() if k not in timed}    # noqa: E731
@@ -122,23 +120,23 @@ def test_a_resumed_gap_skips_done_runs(tmp_path, capsys):
     assert len(rows(tmp_path / "g" / RECORDS_CSV)) == 4
 
 
-def test_gap_with_workers_matches_one_worker(tmp_path, capsys):
+def test_gap_with_workers_matches_one_worker(tmp_path):
     args = ("gap", SMALL, EX / "shifts_n6_s1.json", "--methods", "spectra,spectra-noeq",
             "--format", "json")
-    one = [json.loads(x) for x in run(*args, capsys=capsys)[1].splitlines()]
-    code, out, err = run(*args, "--workers", 2, capsys=capsys)
+    one = [json.loads(x) for x in run(*args)[1].splitlines()]
+    code, out, err = run(*args, "--workers", 2)
     assert code == 0, err
     two = [json.loads(x) for x in out.splitlines()]
     key = lambda r: (r["instance"], r["method"], r["objective"], r["rank"])   # noqa: E731
     assert list(map(key, two)) == list(map(key, one)) and len(one) == 4
 
 
-def test_no_iis_for_the_infeasible_submodels_of_an_enumeration(tmp_path, capsys):
+def test_no_iis_for_the_infeasible_submodels_of_an_enumeration(tmp_path):
     """exact-k1 solves one model per d and cycle type, and some are infeasible by design:
     the run is optimal, so --out holds no IIS file (an IIS is for an infeasible instance)."""
     a2a = ROOT / "instances" / "a2a" / "uniform_n4_k1.json"
     code, out, err = run("solve", a2a, "--method", "exact-k1", "--out", tmp_path,
-                         "--format", "json", capsys=capsys)
+                         "--format", "json")
     assert code == 0, err
     assert json.loads(out)["status"] == "optimal"
     assert not list(tmp_path.glob("*.iis.ilp"))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import solve
+from tests import cli_worker
 from toolkit.run import CORE_FIELDS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,9 +22,8 @@ from toolkit.batch import KEY_FIELDS as BATCH_ONLY   # the batch CSV's bookkeepi
 
 
 def run(*argv) -> tuple[int, str]:
-    buf = io.StringIO()
-    code = solve.main([str(a) for a in argv], out_stream=buf)
-    return code, buf.getvalue()
+    """solve.py in the tests' CLI helper process: (exit code, stdout)."""
+    return cli_worker.call(argv)[:2]
 
 
 def table(text: str) -> tuple[list[str], list[list[str]]]:

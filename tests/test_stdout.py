@@ -37,7 +37,7 @@ BACKENDS = ["highs", pytest.param("gurobi", marks=needs_gurobi)]
 
 def run(*args):
     p = subprocess.run([sys.executable, str(ROOT / "solve.py"), *map(str, args)], cwd=ROOT,
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=600)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -84,7 +84,7 @@ def test_c_level_writes_to_fd1_go_to_stderr():
             "print('a library print')\n"
             "rec.write('{\"record\": 1}\\n')\n")
     p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                       timeout=60)
+                       timeout=600)
     assert p.returncode == 0, p.stderr
     assert p.stdout == '{"record": 1}\n'
     assert "Running HiGHS" in p.stderr and "a library print" in p.stderr
@@ -128,7 +128,7 @@ def _piped_into_head(*args, lines=1):
     got = [w.stdout.readline() for _ in range(lines)]
     w.stdout.close()                       # the reader is done: the pipe closes
     err = w.stderr.read()
-    return w.wait(timeout=120), got, err
+    return w.wait(timeout=600), got, err
 
 
 @pytest.mark.parametrize("args", [
@@ -159,6 +159,6 @@ def test_full_disk_on_stdout_is_one_line_exit_1():
     with open("/dev/full", "w") as full:
         p = subprocess.run([sys.executable, str(ROOT / "solve.py"), "solve",
                             "instances/examples/worked_example.json"], cwd=ROOT, stdout=full,
-                           stderr=subprocess.PIPE, text=True, timeout=120)
+                           stderr=subprocess.PIPE, text=True, timeout=600)
     assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
     assert len(p.stderr.strip().splitlines()) == 1 and "stdout" in p.stderr, p.stderr

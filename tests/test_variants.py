@@ -29,10 +29,9 @@ def test_labels_are_canonical_and_each_variant_runs_once():
     ("nope:slots=2", "unknown method 'nope'"),
     (":slots=2", "unknown method ''"),
 ])
-def test_a_bad_variant_is_one_line_exit_2(two, tmp_path, capsys, entry, words):
+def test_a_bad_variant_is_one_line_exit_2(two, tmp_path, entry, words):
     for cmd in ("gap", "batch"):
-        code, out, err = run(cmd, two, "--methods", f"spectra,{entry}", "--out", tmp_path / "o",
-                             capsys=capsys)
+        code, out, err = run(cmd, two, "--methods", f"spectra,{entry}", "--out", tmp_path / "o")
         assert code == 2 and out == "", err
         assert err.strip().splitlines() == [err.strip()] and words in err, err
         assert "--methods: " in err and "Traceback" not in err
@@ -44,11 +43,11 @@ def test_a_bad_variant_is_one_line_exit_2(two, tmp_path, capsys, entry, words):
     assert exc.value.field == "methods"
 
 
-def test_a_variant_is_its_own_method_row(two, tmp_path, capsys):
+def test_a_variant_is_its_own_method_row(two, tmp_path):
     out = tmp_path / "g"
     args = ("gap", two, "--methods", "spectra,spectra:edge_mode=srem,baseline", "--out", out,
             "--format", "json")
-    code, stdout, err = run(*args, capsys=capsys)
+    code, stdout, err = run(*args)
     assert code == 0, err
     recs = [json.loads(x) for x in stdout.splitlines()]
     assert len(recs) == 6 and all(r["rank"] for r in recs)
@@ -63,15 +62,15 @@ def test_a_variant_is_its_own_method_row(two, tmp_path, capsys):
     assert "| spectra:edge_mode=srem |" in (out / "gap.md").read_text()
     assert len(list(out.glob("*.spectra+edge_mode=srem.json"))) == 2      # its own solutions
     assert len(list(out.glob("*.spectra.json"))) == 2
-    code, _, err = run(*args, capsys=capsys)                 # resumed by its own key
+    code, _, err = run(*args)                # resumed by its own key
     assert code == 0 and "0 ran, 6 already" in err, err
 
 
-def test_a_variant_overrides_the_shared_option(two, tmp_path, capsys):
+def test_a_variant_overrides_the_shared_option(two, tmp_path):
     out = tmp_path / "o"
     code, _, err = run("gap", two / "worked_example.json", "--methods",
                        "spectra,spectra:edge_mode=supp", "--option", "edge_mode=srem",
-                       "--out", out, capsys=capsys)
+                       "--out", out)
     assert code == 0, err
     sets = {r["variant"] or r["method"]: json.loads(r["settings"])["options"]
             for r in rows(out / "records.csv")}
@@ -79,27 +78,26 @@ def test_a_variant_overrides_the_shared_option(two, tmp_path, capsys):
                     "spectra:edge_mode=supp": {"edge_mode": "supp"}}
 
 
-def test_the_run_key_holds_only_options_the_method_declares(two, tmp_path, capsys):
+def test_the_run_key_holds_only_options_the_method_declares(two, tmp_path):
     """spectra does not declare quantiles: changing it reruns spectra-eclipse only (it
     reran spectra too, for nothing)."""
     out = tmp_path / "r"
     base = ("batch", two, "--methods", "spectra,spectra-eclipse", "--out", out, "--no-progress")
-    code, _, err = run(*base, "--option", "quantiles=8", capsys=capsys)
+    code, _, err = run(*base, "--option", "quantiles=8")
     assert code == 0 and "4 ran" in err, err
     got = rows(out / "records.csv")
     assert all("quantiles" not in r["settings"] for r in got if r["method"] == "spectra")
-    code, _, err = run(*base, "--option", "quantiles=16", capsys=capsys)
+    code, _, err = run(*base, "--option", "quantiles=16")
     assert code == 0 and "2 ran, 2 already" in err, err
     assert {r["method"] for r in rows(out / "records.csv")[4:]} == {"spectra-eclipse"}
 
 
-def test_a_gap_run_into_a_folder_ranks_its_earlier_rows(two, tmp_path, capsys):
+def test_a_gap_run_into_a_folder_ranks_its_earlier_rows(two, tmp_path):
     out = tmp_path / "g"
     f = two / "worked_example.json"
-    assert run("gap", f, two / "shifts_n6_s1.json", "--methods", "spectra", "--out", out,
-               capsys=capsys)[0] == 0
+    assert run("gap", f, two / "shifts_n6_s1.json", "--methods", "spectra", "--out", out)[0] == 0
     code, stdout, err = run("gap", f, "--methods", "baseline,spectra-noeq", "--out", out,
-                            "--format", "json", capsys=capsys)
+                            "--format", "json")
     assert code == 0 and "ranked with 1 earlier row(s)" in err, err
     recs = [json.loads(x) for x in stdout.splitlines()]
     assert [r["method"] for r in recs] == ["baseline", "spectra-noeq", "spectra"]

@@ -2,7 +2,6 @@
 file read back has the record's size; a heuristic is exit 2 naming it."""
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
@@ -10,17 +9,17 @@ import gurobipy as gp
 import pytest
 
 import instances
-import solve
 from models import model_files
+from tests import cli_worker
 from toolkit.registry import problem
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_cli(argv):
-    buf = io.StringIO()
-    code = solve.main(argv, out_stream=buf)
-    return code, [json.loads(line) for line in buf.getvalue().splitlines() if line.strip()]
+    """solve.py in the tests' CLI helper process: (exit code, its JSON records)."""
+    code, out, _ = cli_worker.call(argv)
+    return code, [json.loads(line) for line in out.splitlines() if line.strip()]
 
 
 def size(path: str) -> tuple[int, int]:
@@ -87,12 +86,11 @@ def test_per_d_models_are_numbered(tmp_path, a2a_file):
     assert (rec["n_vars"], rec["n_constrs"]) in {size(f) for f in files}
 
 
-def test_heuristic_is_exit_2_naming_the_method(tmp_path, capsys):
+def test_heuristic_is_exit_2_naming_the_method(tmp_path):
     target = tmp_path / "h.mps"
-    code, recs = run_cli(["solve", str(ROOT / "instances/examples/worked_example.json"),
-                          "--method", "spectra", "--write-model", str(target)])
-    err = capsys.readouterr().err
-    assert code == 2 and not recs and not target.exists()
+    code, out, err = cli_worker.call(["solve", ROOT / "instances/examples/worked_example.json",
+                                      "--method", "spectra", "--write-model", target])
+    assert code == 2 and not out and not target.exists()
     assert len(err.strip().splitlines()) == 1
     assert "spectra is a heuristic, not a model method" in err and "milp" in err
 
@@ -101,11 +99,10 @@ def test_heuristic_is_exit_2_naming_the_method(tmp_path, capsys):
     (["worked_example.json"], "m.txt", "--write-model must be a file name ending in .mps or .lp"),
     (["worked_example.json", "tiny_random_n4_s2.json"], "m.mps", "give one FILE, got 2"),
 ])
-def test_bad_write_model_is_exit_2(capsys, files, target, needle):
+def test_bad_write_model_is_exit_2(files, target, needle):
     paths = [str(ROOT / "instances/examples" / f) for f in files]
-    code = solve.main(["solve", *paths, "--method", "milp", "--write-model", target],
-                      out_stream=io.StringIO())
-    assert code == 2 and needle in capsys.readouterr().err
+    code, _, err = cli_worker.call(["solve", *paths, "--method", "milp", "--write-model", target])
+    assert code == 2 and needle in err
 
 
 def test_no_write_without_the_flag(tmp_path, monkeypatch):

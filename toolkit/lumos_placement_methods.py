@@ -40,7 +40,7 @@ def run_greedy(inst: PlacementInstance, cfg: RunConfig) -> MethodOutput:
 def run_model(variant: str):
     def run(inst: PlacementInstance, cfg: RunConfig) -> MethodOutput:
         first = cfg.option("pods_first") if variant == "corrected" else False
-        sol, res = solve_placement(inst, variant, first, cfg.solve_kw(), cfg.budget.stage)
+        sol, res = solve_placement(inst, variant, first, cfg.solve_kw, cfg.budget.stage)
         return MethodOutput(sol, res)
     return run
 

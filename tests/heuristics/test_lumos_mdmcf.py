@@ -253,8 +253,8 @@ def test_mdmcf_inside_daemonic_worker():
     q = multiprocessing.Queue()
     proc = multiprocessing.Process(target=_in_daemon, args=(q, inst), daemon=True)
     proc.start()
-    perm = q.get(timeout=60)
-    proc.join(timeout=60)
+    perm = q.get(timeout=600)             # hang guards, not targets
+    proc.join(timeout=600)
     assert proc.exitcode == 0
     assert np.array_equal(perm, itv_configure(inst, workers=1).perm)
 

@@ -146,22 +146,36 @@ def test_remove_units_matches_the_rule_on_random_splits(seed):
     assert np.array_equal(got[np.lexsort(got.T[::-1])], want[np.lexsort(want.T[::-1])])
 
 
-def test_verification_time_is_not_charged_as_algorithm_time():
+def test_verification_time_is_not_charged_as_algorithm_time(monkeypatch):
     """``check=True`` verifies each configuration; Reconfiguration.wall_s (the time JWT is
-    charged, [001]) is the requirement + topology + reconfiguration only."""
+    charged, [001]) is the requirement + topology + reconfiguration only: a check that takes
+    an hour on the controller's clock (moved by the test, no sleep) is not in it."""
     import time
     from dataclasses import replace
 
+    from heuristics.lumos_sim import controller
+
+    hour, moved = 3600.0, [0.0]
+
+    class Clock:                      # the controller's time: real, plus what the check took
+        def __getattr__(self, name):
+            return getattr(time, name)
+
+        def perf_counter(self):
+            return time.perf_counter() + moved[0]
+
+    monkeypatch.setattr(controller, "time", Clock())
     cl = Cluster(Fabric(4, 8, 8, 2), 8)
     ctrl = OcsController(cl, check=True)
     real = ctrl._prob.check
 
     def slow_check(inst, sol):
-        time.sleep(0.5)
+        moved[0] += hour
         return real(inst, sol)
 
     ctrl._prob = replace(ctrl._prob, check=slow_check)
     p = greedy_placement(PlacementInstance(cl, np.zeros(cl.n_gpus, dtype=bool),
                                            Job(48, tp=8, pp=2, dp=3)))
     rec = ctrl.admit(p, 0, 0.0)
-    assert rec is not None and rec.wall_s < 0.5
+    assert moved[0] == hour                       # the check ran, inside admit
+    assert rec is not None and 0 <= rec.wall_s < hour

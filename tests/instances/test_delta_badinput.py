@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-import time
 
 import numpy as np
 import pytest
@@ -19,7 +18,8 @@ from instances.delta_dag import build_full_dag
 from instances.delta_input import MAX_HORIZON_MS, critical_path_ms, job_size
 from instances.delta_models import TABLE_I, Job
 from instances.errors import InstanceError
-from tests.fuzz import FUZZ, ODD_VALUES, assert_contract, mutants, run_cli
+from tests.fuzz import (FUZZ, ODD_VALUES, assert_contract, mutants, refused_before_solving,
+                        run_cli)
 
 DERIVED = json.loads(open("instances/delta/gpt-7b-derived.json").read())
 JOB = json.loads(open("instances/examples/delta_gpt-7b.json").read())
@@ -121,14 +121,11 @@ REGRESSIONS = [
 
 
 @pytest.mark.parametrize("case, data, field", REGRESSIONS, ids=[c for c, _, _ in REGRESSIONS])
-def test_bad_file_is_one_line_naming_the_field(tmp_path, case, data, field):
-    t0 = time.perf_counter()
-    code, out, err, path = run_cli(tmp_path, data, "prop-alloc")
-    assert_contract(code, out, err, path)
-    assert code == 2, f"{case}: accepted"
+def test_bad_file_is_one_line_naming_the_field(tmp_path, monkeypatch, case, data, field):
+    """Refused before the method runs: the cases that hung the simulator never reach it."""
+    code, out, err, path = refused_before_solving(tmp_path, monkeypatch, data, "prop-alloc")
     assert f"field '{field}'" in err, err
     assert "invalid instance" not in err and "Error" not in err.split(":", 2)[-1], err
-    assert time.perf_counter() - t0 < 5.0, f"{case}: took {time.perf_counter() - t0:.1f} s"
 
 
 @pytest.mark.parametrize("data", [DERIVED, JOB, "instances/delta/t0-hand.json"],

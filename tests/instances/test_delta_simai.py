@@ -45,7 +45,7 @@ optimizer1\t-1\t0\tALLREDUCE\t4\t0\tNONE\t0\t0\tNONE\t0\t100
 
 def _cli(*args):
     return subprocess.run([sys.executable, str(ROOT / "solve.py"), *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture

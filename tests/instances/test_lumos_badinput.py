@@ -5,13 +5,12 @@ heuristic; regression tests pin one case of every failure class the fuzz run fou
 from __future__ import annotations
 
 import copy
-import time
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from tests.fuzz import FUZZ, assert_contract, mutants, run_cli
+from tests.fuzz import FUZZ, assert_contract, mutants, refused_before_solving, run_cli
 from toolkit.registry import problem
 
 
@@ -55,10 +54,7 @@ def test_the_fuzz_seeds_are_valid_and_solved(tmp_path, data, method):
 
 
 def _fuzz(tmp_path, data, method):
-    t0 = time.perf_counter()
-    code, out, err, path = run_cli(tmp_path, data, method)
-    assert_contract(code, out, err, path)
-    assert time.perf_counter() - t0 < 10, "a small mutant took more than 10 s"
+    assert_contract(*run_cli(tmp_path, data, method))
 
 
 @LUMOS_FUZZ
@@ -167,12 +163,8 @@ def test_each_bad_input_class_is_one_line_naming_the_field(tmp_path, data, field
     (_with(CROSS_LINKS, ("fabric", "k_spine"), 10**6), "fabric.k_spine", "OCSes"),
     (_with(LOGICAL_PAIRS, ("fabric", "k_leaf"), 10**6), "fabric.k_leaf", "spines per Pod"),
 ])
-def test_absurd_sizes_are_refused_fast_before_allocating(tmp_path, data, field, size):
-    t0 = time.perf_counter()
-    code, out, err, path = run_cli(tmp_path, data, None)
-    assert time.perf_counter() - t0 < 0.5
-    assert code == 2, err
-    assert_contract(code, out, err, path)
+def test_absurd_sizes_are_refused_before_allocating(tmp_path, monkeypatch, data, field, size):
+    code, out, err, path = refused_before_solving(tmp_path, monkeypatch, data)
     assert f"field '{field}'" in err and size in err and "--max-memory" in err, err
 
 

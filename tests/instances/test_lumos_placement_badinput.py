@@ -6,7 +6,6 @@ not bad input."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from hypothesis import given, settings
@@ -20,7 +19,6 @@ SEED = {"problem": "lumos-placement", "format": 1, "name": "fuzz-seed",
 
 
 def _contract(tmp_path, data, method):
-    t0 = time.perf_counter()
     code, out, err, path = run_cli(tmp_path, data, method)
     if code == 1:                                   # valid instance, no room for the job
         rec = json.loads(out)
@@ -28,7 +26,6 @@ def _contract(tmp_path, data, method):
         assert not rec["verified"] and rec["objective"] is None
     else:
         assert_contract(code, out, err, path)
-    assert time.perf_counter() - t0 < 10, "a small mutant took more than 10 s"
     return code
 
 

@@ -3,11 +3,10 @@ a traceback, a hang or a silent acceptance (the shared harness of tests/fuzz.py)
 from __future__ import annotations
 
 import copy
-import time
 
 import pytest
 
-from tests.fuzz import FUZZ, assert_contract, check_mutants, run_cli
+from tests.fuzz import FUZZ, assert_contract, check_mutants, refused_before_solving, run_cli
 from toolkit.registry import problem
 
 _GEN = problem("lumos-staging").generator.run(pods=4, k_leaf=4, k_spine=4, tau=1, fill=0.8, seed=1)
@@ -36,11 +35,11 @@ def test_the_fuzz_seeds_are_valid_and_solved(tmp_path, data, method):
 
 
 def test_mutated_configuration_files_keep_the_contract(tmp_path):
-    check_mutants(tmp_path, CONFIGS, "staging-greedy", budget_s=30)
+    check_mutants(tmp_path, CONFIGS, "staging-greedy")
 
 
 def test_mutated_changed_files_keep_the_contract(tmp_path):
-    check_mutants(tmp_path, CHANGED, "staging-greedy", budget_s=30)
+    check_mutants(tmp_path, CHANGED, "staging-greedy")
 
 
 S0 = CONFIGS["split"][0]
@@ -80,10 +79,7 @@ def test_each_bad_input_class_is_one_line_naming_the_field(tmp_path, data, field
     assert f"field '{field}'" in err, err
 
 
-def test_absurd_sizes_are_refused_fast_before_allocating(tmp_path):
+def test_absurd_sizes_are_refused_before_allocating(tmp_path, monkeypatch):
     data = _with(CHANGED, fabric={"pods": 2, "k_leaf": 2, "k_spine": 10**6, "tau": 1})
-    t0 = time.perf_counter()
-    code, out, err, path = run_cli(tmp_path, data, None)
-    assert time.perf_counter() - t0 < 0.5
-    assert code == 2 and "field 'fabric.k_spine'" in err and "--max-memory" in err, err
-    assert_contract(code, out, err, path)
+    code, out, err, path = refused_before_solving(tmp_path, monkeypatch, data)
+    assert "field 'fabric.k_spine'" in err and "--max-memory" in err, err

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -17,8 +16,8 @@ WORKED = json.loads((EXAMPLES / "worked_example.json").read_text())
 TINY = json.loads((EXAMPLES / "tiny_random_n4_s2.json").read_text())
 
 
-def bad(tmp_path, data, field: str, *words: str) -> str:
-    return expect_bad(tmp_path, data, "spectra", field, *words)
+def bad(tmp_path, data, field: str, *words: str, refused_early=None) -> str:
+    return expect_bad(tmp_path, data, "spectra", field, *words, refused_early=refused_early)
 
 
 def test_valid_examples_still_solve(tmp_path):
@@ -123,11 +122,9 @@ def test_ragged_and_non_square_rows_are_named(tmp_path):
 
 
 @pytest.mark.parametrize("switches", [10**6, 10**12, MAX_SWITCHES + 1])
-def test_absurd_switch_count_refused_fast(tmp_path, switches):
-    t = time.perf_counter()
+def test_absurd_switch_count_refused_before_scheduling(tmp_path, monkeypatch, switches):
     line = bad(tmp_path, patched(WORKED, switches=switches), "switches", f"<= {MAX_SWITCHES}",
-               "steps")
-    assert time.perf_counter() - t < 2.0, "refusing must not run the schedule"
+               "steps", refused_early=monkeypatch)
     assert "e+" in line                                   # the estimate of the work
 
 
@@ -152,10 +149,9 @@ def test_absurd_demand_size_refused_before_allocation(tmp_path, monkeypatch):
 
     monkeypatch.setattr(np, "array", spy)
     n = 30_000
-    t = time.perf_counter()
     line = bad(tmp_path, patched(WORKED, demand=[[]] * n), "demand", f"{n} x {n}", "GiB",
-               "--max-memory")
-    assert time.perf_counter() - t < 5.0 and not calls
+               "--max-memory", refused_early=monkeypatch)
+    assert not calls
     assert "would need about" in line
 
 
@@ -177,14 +173,12 @@ def test_mutated_instances_keep_the_contract(tmp_path, base):
 
 
 @pytest.mark.parametrize("method", ["baseline", "baseline-milp"])
-def test_split_baselines_declined_over_the_memory_limit(tmp_path, monkeypatch, method):
+def test_split_baselines_declined_over_the_memory_limit(tmp_path, method):
     """The Baselines hold s dense n x n sub-matrices: s = 10^4 at n = 100 is 763 MiB, over a
-    256 MiB limit: declined at once (exit 2, one line) instead of building them."""
-    monkeypatch.setenv("OCS_MAX_MEMORY_GB", "0.25")
+    256 MiB limit (given: not the machine's memory or the default): declined before the
+    method runs (exit 2, one line) instead of building them."""
     data = json.loads((EXAMPLES / "bench_n100_s4_d0.04.json").read_text())
     data["switches"] = MAX_SWITCHES
-    t = time.perf_counter()
-    code, out, err, path = run_cli(tmp_path, data, method)
-    assert time.perf_counter() - t < 5.0
+    code, out, err, path = run_cli(tmp_path, data, method, ("--max-memory", "0.25"))
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
-    assert "0.745 GiB" in err and "declines" in err, err
+    assert "0.745 GiB" in err and "0.25 GiB limit" in err and "declines" in err, err

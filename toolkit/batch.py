@@ -35,6 +35,7 @@ from instances.errors import InstanceError
 from toolkit.batch_dask import SchedulerError  # noqa: F401 - bad --scheduler (solve.py)
 from toolkit.batch_dask import dask_client, dask_thread_cap, run_dask
 from toolkit.batch_pool import cores, run_pool, thread_cap
+from toolkit.heap import heap_frozen
 from toolkit.io import write_text_atomic
 from toolkit.outdir import RecordsError, null_nonfinite, read_records  # noqa: F401
 from toolkit.registry import RunConfig, problem
@@ -394,8 +395,11 @@ def _run(tasks, cfg, workers, client, sink, report, progress, solutions=None) ->
             run_pool(_task, tasks, cfg, n, collect, solutions, _modules(_methods(tasks)),
                      _kernels(tasks, cfg), thread_cap(cores(), n))
         else:
-            for t in tasks:
-                collect(_task(*t[:3], cfg, t[3], solutions))
+            with heap_frozen() as freeze:
+                for i, t in enumerate(tasks):
+                    collect(_task(*t[:3], cfg, t[3], solutions))
+                    if i == 0:
+                        freeze()            # the modules and kernels the first task loaded
     finally:
         bar.close()
         for _, status, msg in sorted(refused, key=lambda r: r[0]):   # in task order, once

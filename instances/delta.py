@@ -153,7 +153,7 @@ class DeltaInstance:
 
 def _plain_tasks(tasks: list, n_links: int) -> bool:
     """True when every task passes :meth:`DeltaInstance._validate`'s field checks, checked
-    column by column with numpy (issue 29 item 3: 0.1 ms for 200 tasks, not 1.5): Python
+    column by column with numpy (issue 29 item 3: 0.1 ms for 200 tasks, not 0.5): Python
     ints for link, dir and flows, floats for volume, in range, one GPU per flow on each
     side. False (any other type, a missing key, a value out of range) sends the tasks
     through the exact walk, which names the first offender."""

@@ -227,7 +227,7 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
 
 
 _STAGES = """
-import json, sys, time
+import gc, json, sys, time
 from pathlib import Path
 from toolkit.threads import apply_share, one_blas_thread
 one_blas_thread()
@@ -248,6 +248,7 @@ def clock(fn):
     return r, time.thread_time() - c0, time.perf_counter() - t0
 for rep in range(2):                # the first pass warms the process; the second is kept
     sink = CsvSink(Path(out) / f"records{rep}.csv")     # new rows, as a batch appends them
+    gc.freeze()                     # what is loaded and kept, as a batch does (toolkit.heap)
     for f in files:
         for v in parse_variants(methods):
             data, c1, w1 = clock(lambda: instances.read_json(f))

@@ -227,7 +227,7 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
 
 
 _STAGES = """
-import json, sys, time
+import gc, json, sys, time
 from pathlib import Path
 from toolkit.threads import apply_share, one_blas_thread
 one_blas_thread()
@@ -240,13 +240,15 @@ from toolkit.run import check_applicable, run_task
 from toolkit.run_keys import file_digest, run_key
 from toolkit.variants import parse_variants
 files, methods, out = json.loads(sys.argv[1])
-sink, rows = CsvSink(Path(out) / "records.csv"), []
+rows = []
 
 def clock(fn):
     c0, t0 = time.thread_time(), time.perf_counter()
     r = fn()
     return r, time.thread_time() - c0, time.perf_counter() - t0
 for rep in range(2):                # the first pass warms the process; the second is kept
+    sink = CsvSink(Path(out) / f"records{rep}.csv")     # new rows, as a batch appends them
+    gc.freeze()                     # what is loaded and kept, as a batch does (toolkit.heap)
     for f in files:
         for v in parse_variants(methods):
             data, c1, w1 = clock(lambda: instances.read_json(f))
@@ -262,9 +264,9 @@ for rep in range(2):                # the first pass warms the process; the seco
             rec = run_task(inst, f, v.method, cfg, want_solution="object")
             sol = rec.pop("solution")
             _, c3, w3 = clock(lambda: (prob.check(inst, sol), prob.bound and prob.bound(inst)))
-            rec.update(key, solution=prob.solution_to_dict(sol))
-            _, c4, w4 = clock(lambda: write_solution(out, rec))
-            rec.pop("solution")
+            rec.update(key)
+            _, c4, w4 = clock(lambda: write_solution(out, dict(rec, solution=prob.solution_to_dict(
+                sol))))
             _, c5, w5 = clock(lambda: sink.append(rec))
             if rep:
                 rows.append(dict(problem=prob.name, runtime_s=rec["runtime_s"],
@@ -376,8 +378,9 @@ def _report(out_dir, quick, s, df, cores, tasks, repeats, equal, parts) -> list[
           "stretch, for `read` (the file parsed, its problem and run key: the parent's part), "
           "`build` (the instance built and validated, and the method asked whether it takes "
           "it), `check` (the independent checker and the analytic bound), `solution` (the "
-          "solution file) and `row` (the CSV row); `overhead_wall` is the wall time of the "
-          "same stages, `runtime` the runs' `runtime_s`.", "",
+          "solution as JSON data, then its file) and `row` (the CSV row, appended to a "
+          "fresh CSV); `overhead_wall` is the wall time of the same stages, `runtime` the "
+          "runs' `runtime_s`.", "",
           md_table(parts, ".3g"), ""]
     head = headline(f"Batch scale-out on {cores} cores ({tasks} tasks; the papers give none)",
                     table[["mode", "workers", "wall_s", "speedup", "ceiling", "of_ceiling",

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from instances.dag import topological_order
 from instances.delta import DeltaInstance, DeltaSolution, nic_groups
 
 REL_TIME = 1e-12       # event-time tolerance, relative to t + SimGraph.t_scale (issue 18)
@@ -367,11 +366,8 @@ def __getattr__(name):
 
 def critical_path_bound(inst: DeltaInstance) -> float:
     """Longest path with every task at its full NIC rate V/(F B): a lower bound on C for
-    any topology and any rate policy (a task never exceeds F_m B)."""
-    g = compile_graph(inst)
-    d = g.volume / (g.flows * g.bandwidth)
-    es = g.release.copy()
-    for m in topological_order(g.n, inst.deps[:, 0].astype(int), inst.deps[:, 1].astype(int)):
-        for s, dl in g.succ[m]:
-            es[s] = max(es[s], es[m] + d[m] + dl)
-    return float(max(g.q0, np.max(es + d + g.tail, initial=0.0)))
+    any topology and any rate policy (a task never exceeds F_m B); the horizon check's
+    critical path (instances.delta_input.critical_path_ms)."""
+    from instances.delta_input import critical_path_ms
+
+    return critical_path_ms(inst)

@@ -152,6 +152,7 @@ def build_full_dag(job: Job) -> tuple[FullDag, Layout]:
     g = FullDag()
     reps = [0] if L.canonical else list(range(R))
     xfer: dict[tuple, int] = {}
+    edge = g.edges.append                       # (a, b): a before b
 
     def transfer(r, kind, b, s_from, s_to):
         key = (r, kind, b, s_from)
@@ -179,13 +180,13 @@ def build_full_dag(job: Job) -> tuple[FullDag, Layout]:
                 if op[0] in ("F", "B"):
                     node = g.add(f"{op[0]}(r{r},b{op[1]},s{s})", tF[s] if op[0] == "F" else tB[s])
                     if prev is not None:
-                        g.edge(prev, node)
+                        edge((prev, node))
                     prev = node
                     continue
                 post = g.add(f"POST(r{r},s{s},#{len(g.names)})")
                 done = g.add(f"DONE(r{r},s{s},#{len(g.names)})")
                 if prev is not None:
-                    g.edge(prev, post)
+                    edge((prev, post))
                 for kind, b in op[1]:
                     if kind == "send_fwd":
                         x, sender = transfer(r, "fwd", b, s, s + 1), True
@@ -196,10 +197,10 @@ def build_full_dag(job: Job) -> tuple[FullDag, Layout]:
                     else:
                         x, sender = transfer(r, "bwd", b, s + 1, s), False
                     if job.p2p_mode == "megatron_blocking" or sender:
-                        g.edge(post, x)                     # rendezvous: both sides posted
+                        edge((post, x))                     # rendezvous: both sides posted
                     if job.p2p_mode == "megatron_blocking" or not sender:
-                        g.edge(x, done)                     # a call completes with its transfers
-                g.edge(post, done)
+                        edge((x, done))                     # a call completes with its transfers
+                edge((post, done))
                 prev = done
             stage_end[r, s] = prev
 
@@ -224,17 +225,17 @@ def build_full_dag(job: Job) -> tuple[FullDag, Layout]:
                         src_gpus=[L.gpu(r, s, l) for l in locs],
                         dst_gpus=[L.gpu(r2, s, l) for l in locs]))
                     for r_any in reps:                       # DP barrier across replicas
-                        g.edge(stage_end[r_any, s], node)
+                        edge((stage_end[r_any, s], node))
                     dp_nodes.append((node, r2))
             stage_end[r, s, "dp"] = dp_nodes
         for r in reps:
             opt = g.add(f"OPT(r{r},s{s})", job.opt_ms)
             if not stage_end[r, s, "dp"]:          # R = 1 or nothing to synchronize
-                g.edge(stage_end[r, s], opt)
+                edge((stage_end[r, s], opt))
             for r_src in reps:
                 for node, r_dst in stage_end[r_src, s, "dp"]:
                     if r_src == r or (not L.canonical and r_dst == r):
-                        g.edge(node, opt)
+                        edge((node, opt))
     return g, L
 
 
@@ -249,49 +250,54 @@ def reduce_dag(g: FullDag, prune: bool = True) -> dict:
     (durations are >= 0). This is the valid strengthening of the spec's optional rule and
     keeps the DAG's ASAP semantics exactly.
     """
-    n = len(g.names)
-    M = len(g.tasks)
-    succ = [[] for _ in range(n)]
-    indeg = np.zeros(n, dtype=np.int64)
+    n, M = len(g.names), len(g.tasks)
+    succ: list[list[int]] = [[] for _ in range(n)]
+    users = [0] * n                       # predecessors still to read a node's vector
     for a, b in g.edges:
         succ[a].append(b)
-        indeg[b] += 1
+        users[b] += 1
+    sources = [v for v in range(n) if users[v] == 0]
     order = topological_order(n, [a for a, _ in g.edges], [b for _, b in g.edges])
-    dur = np.asarray(g.dur, dtype=float)
-    comm = np.asarray(g.comm)
+    comm, dur = list(g.comm), [float(d) for d in g.dur]
     NEG = -np.inf
     vec: dict[int, np.ndarray] = {}       # intra node -> distances to tasks (from its start)
     tail_of: dict[int, float] = {}        # intra node -> longest intra-only path to the sink
-    users = indeg.copy()                  # predecessors still to read a node's vector
     first = np.full((M, M), NEG)          # first[a, c] = delta_{a->c} (intra-only paths)
     tail = np.zeros(M)
     order_m = []                          # tasks in reverse topological order
-
-    def gather(v):
-        acc = np.full(M, NEG)
-        best_tail = NEG
+    for v in order[::-1].tolist():
+        # the successors' distance vectors (their maximum, one numpy call per join: most
+        # nodes have one intra-pod successor) and the tasks that follow v directly
+        vs, hits, bt = [], [], NEG
         for w in succ[v]:
-            if comm[w] >= 0:
-                acc[comm[w]] = max(acc[comm[w]], 0.0)
+            c = comm[w]
+            if c >= 0:
+                hits.append(c)
             else:
-                np.maximum(acc, vec[w], out=acc)
-                best_tail = max(best_tail, tail_of[w])
+                vs.append(vec[w])
+                if tail_of[w] > bt:
+                    bt = tail_of[w]
             users[w] -= 1
-            if users[w] == 0 and comm[w] < 0:
+            if users[w] == 0 and c < 0:
                 del vec[w], tail_of[w]
-        return acc, best_tail
-
-    for v in order[::-1]:
-        acc, bt = gather(v)
+        if len(vs) > 1:
+            acc = np.maximum(vs[0], vs[1])
+            for x in vs[2:]:
+                np.maximum(acc, x, out=acc)
+        elif vs:
+            acc = vs[0].copy() if hits else vs[0]     # shared with w unless written below
+        else:
+            acc = np.full(M, NEG)
+        for c in hits:
+            acc[c] = max(acc[c], 0.0)
         if comm[v] >= 0:
             m = comm[v]
             first[m] = acc
             tail[m] = max(bt, 0.0)
             order_m.append(m)
-        else:
-            vec[v] = acc + dur[v]
+        else:       # x + 0.0 == x: a zero-time node (POST, DONE) shares its vector
+            vec[v] = acc + dur[v] if dur[v] else acc
             tail_of[v] = (bt if succ[v] else 0.0) + dur[v]
-    sources = [v for v in range(n) if indeg[v] == 0]
     release = np.full(M, NEG)
     q0 = 0.0
     for v in sources:
@@ -302,17 +308,39 @@ def reduce_dag(g: FullDag, prune: bool = True) -> dict:
             q0 = max(q0, tail_of[v])
     release = np.maximum(release, 0.0)
     q0 = max(q0, 0.0)   # only all-intra source -> sink paths; tails of tasks carry the rest
-    keep = first > NEG
-    if prune and M:
-        longest = np.full((M, M), NEG)     # longest path a -> c via any tasks (durations 0)
-        for a in order_m:                  # reverse topological order of the tasks
-            hits = np.flatnonzero(keep[a])
-            if hits.size:
-                via = (first[a, hits][:, None] + longest[hits]).max(axis=0)
-                keep[a, hits] = first[a, hits] > via[hits] + 1e-9 * np.maximum(1.0, np.abs(first[a, hits]))
-                longest[a] = np.maximum(first[a], via)
-            else:
-                longest[a] = first[a]
+    keep = _pruned(first, order_m[::-1]) if prune and M else first > NEG
     ai, ci = np.nonzero(keep)
-    deps = [(int(a), int(c), float(first[a, c])) for a, c in zip(ai, ci)]
+    deps = np.column_stack([ai, ci, first[ai, ci]]).astype(float)    # rows (pre, succ, delay)
     return dict(deps=deps, release=release, tail=tail, q0=q0)
+
+
+def _pruned(first: np.ndarray, topo: list[int]) -> np.ndarray:
+    """The edges a -> c (``first[a, c]`` finite) that no chain a -> e -> ... -> c through
+    other tasks makes redundant: one whose longest chain is within 1e-9 (relative) of the
+    edge is dropped. ``topo``: the tasks in topological order.
+
+    The rows are taken from the last task to the first, each from the longest chains of
+    the tasks it precedes. Indexed in ``topo``'s order, a task reaches only later ones, so
+    a row's chains are summed from its first successor's column on (the work shrinks to
+    the upper triangle), the same sums and maxima as over the whole row."""
+    NEG = -np.inf
+    M = len(topo)
+    ix = np.ix_(topo, topo)
+    F = first[ix]                          # F[i, j] finite only for j > i
+    keep = F > NEG
+    longest = np.full((M, M), NEG)         # longest path i -> j via any tasks (durations 0)
+    via = np.empty(M)
+    for i in range(M - 1, -1, -1):
+        hits = np.flatnonzero(keep[i])
+        if not hits.size:
+            longest[i] = F[i]
+            continue
+        lo = hits[0] + 1                   # no chain from row i ends at or before hits[0]
+        f = F[i, hits]
+        via[:lo] = NEG
+        via[lo:] = (f[:, None] + longest[hits, lo:]).max(axis=0)
+        keep[i, hits] = f > via[hits] + 1e-9 * np.maximum(1.0, np.abs(f))
+        np.maximum(F[i], via, out=longest[i])
+    out = np.empty_like(keep)
+    out[ix] = keep
+    return out

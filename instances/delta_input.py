@@ -242,7 +242,15 @@ def check_horizon(inst, field: str) -> None:
 
 def critical_path_ms(inst) -> float:
     """Longest release -> task -> delay -> ... -> tail path with every task at its full
-    NIC rate V/(F B). O(M + |D|)."""
+    NIC rate V/(F B). O(M + |D|), once per instance (the horizon check, the checker's lower
+    bound and the problem's bound read it; an instance is not changed once built)."""
+    cached = inst.__dict__.get("_critical_path")
+    if cached is None:
+        cached = inst._critical_path = _critical_path(inst)
+    return cached
+
+
+def _critical_path(inst) -> float:
     from instances.dag import topological_order
 
     M = inst.n_tasks

@@ -46,12 +46,13 @@ def int_rows(value, field_name: str, width: int, what: str) -> np.ndarray:
     not a list of ``width`` entries, or an entry that is not an integer (a string, a
     boolean, a fraction), raises InstanceError naming it (``links[4]``, ``links[4][3]``)."""
     rows = seq(field_name, value)
-    if set(map(type, rows)) <= {list} and set(map(len, rows)) <= {width} and \
-            set(map(type, chain.from_iterable(rows))) <= {int}:
-        try:                                     # the common case: plain JSON integers
-            return np.array(rows, dtype=np.int64).reshape(len(rows), width)
-        except OverflowError:
-            pass
+    if set(map(type, rows)) <= {list} and set(map(len, rows)) <= {width}:
+        flat = list(chain.from_iterable(rows))
+        if set(map(type, flat)) <= {int}:        # the common case: plain JSON integers
+            try:
+                return np.fromiter(flat, np.int64, len(flat)).reshape(len(rows), width)
+            except OverflowError:
+                pass
     out = np.zeros((len(rows), width), dtype=np.int64)
     for r, row in enumerate(rows):
         where = f"{field_name}[{r}]"
@@ -271,10 +272,12 @@ class OcsConfig:
 
 
 def _first_repeat(keys: np.ndarray):
-    """Index of the first entry equal to an earlier one, or None."""
-    _, first = np.unique(keys, return_index=True)
-    rest = np.setdiff1d(np.arange(len(keys)), first)
-    return int(rest.min()) if len(rest) else None
+    """Index of the first entry equal to an earlier one, or None: after a stable sort,
+    every entry of a run of equal keys but the run's first is such an entry."""
+    order = np.argsort(keys, kind="stable")
+    ranked = keys[order]
+    again = order[1:][ranked[1:] == ranked[:-1]]
+    return int(again.min()) if len(again) else None
 
 
 def perm_from_matrix(X: np.ndarray) -> np.ndarray:

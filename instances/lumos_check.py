@@ -27,19 +27,36 @@ def cosine(x: np.ndarray, y: np.ndarray) -> float:
 
 def fibre_paths(fabric: Fabric, w: Wiring, perm: np.ndarray) -> dict:
     """Directed paths of a configuration: group h, flat source and destination spine ports
-    (i*K + e), circuit keys, and which paths are L2-valid (their reverse is set)."""
+    (i*K + e), circuit keys, and which paths are L2-valid (their reverse is set).
+
+    A spine port's Tx feeds one OCS input (``Wiring.in_owner`` is one-to-one), so a group
+    has at most one path from each source port: the reverse of a path src -> dst is set iff
+    the path from dst (looked up in a table by group and port) ends at src."""
     K, PK = fabric.k_spine, fabric.pods * fabric.k_spine
     h, k, p = np.nonzero(perm >= 0)
     q = perm[h, k, p].astype(np.int64)
     src, dst = w.in_owner[k, p], w.out_owner[k, q]
     wired = (src >= 0) & (dst >= 0)
-    key = (h * PK + src) * PK + dst
-    rev = (h * PK + dst) * PK + src
-    bidir = wired & np.isin(rev, key[wired])
+    end_of = np.full(fabric.H * PK, -1, dtype=np.int64)      # (h, src) -> dst of its path
+    end_of[(h * PK + src)[wired]] = dst[wired]
+    bidir = wired & (end_of[h * PK + np.where(wired, dst, 0)] == src)
     return dict(h=h, k=k, p=p, q=q, src=src, dst=dst, wired=wired, bidir=bidir,
                 src_pod=np.where(wired, src // K, -1), dst_pod=np.where(wired, dst // K, -1),
                 circuit=(h * w.n_ocs + k) * w.n_ports ** 2 + p * w.n_ports + q,
                 link=np.where(bidir, (h * PK + np.minimum(src, dst)) * PK + np.maximum(src, dst), -1))
+
+
+def old_paths(inst: ReconfigInstance) -> dict:
+    """:func:`fibre_paths` of the instance's old configuration, computed once per instance
+    (the checker's metrics and the rewiring bounds all read it; an instance is not changed
+    once built), its arrays read-only."""
+    paths = inst.__dict__.get("_old_paths")
+    if paths is None:
+        paths = fibre_paths(inst.fabric, inst.wire, inst.old.perm)
+        for a in paths.values():
+            a.setflags(write=False)
+        inst._old_paths = paths
+    return paths
 
 
 def realized_topology(fabric: Fabric, paths: dict) -> np.ndarray:
@@ -119,8 +136,8 @@ def config_metrics(inst: ReconfigInstance, paths: dict, R: np.ndarray) -> dict:
     """Rewiring (eq. 7) against the old configuration, links, LTRR (eq. 15), and the
     problem's objective: unmet demand (``shortfall``, links of C not realized) first, then
     rewiring, as the exact integer ``shortfall * lex_base + rewiring`` (:func:`lex_base`)."""
-    fab, w = inst.fabric, inst.wire
-    old = fibre_paths(fab, w, inst.old.perm)
+    fab = inst.fabric
+    old = old_paths(inst)
     new_c, old_c = paths["circuit"], old["circuit"]
     kept = int(np.isin(new_c, old_c).sum())
     added, removed = len(new_c) - kept, len(old_c) - kept

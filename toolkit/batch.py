@@ -35,6 +35,7 @@ from instances.errors import InstanceError
 from toolkit.batch_dask import SchedulerError  # noqa: F401 - bad --scheduler (solve.py)
 from toolkit.batch_dask import dask_client, dask_thread_cap, run_dask
 from toolkit.batch_pool import cores, run_pool, thread_cap
+from toolkit.heap import heap_frozen
 from toolkit.io import write_text_atomic
 from toolkit.outdir import RecordsError, null_nonfinite, read_records  # noqa: F401
 from toolkit.registry import RunConfig, problem
@@ -82,6 +83,14 @@ class CsvSink:
         self._unsynced = False
         if self.path is not None and (self.path.exists() or self.path.is_symlink()):
             self.header, self.rows, self.clean = read_records(self.path)   # RecordsError
+        self._index()
+
+    def _index(self) -> None:
+        """The rows' run keys, and the (file, method) of the rows to retry: a row that
+        matches neither replaces nothing, and is appended without a scan of the rows (a
+        resumed CSV of 10,000 rows cost each task 2 ms, issue 29 item 3)."""
+        self._keys = {r.get("run_key") for r in self.rows} - {None, ""}
+        self._retry = {_path_method(r) for r in self.rows if r.get("status") in RETRY_STATUSES}
 
     def done(self) -> dict:
         """Finished rows by run key, and keyless finished rows by (resolved file, method)."""
@@ -98,9 +107,16 @@ class CsvSink:
         def stale(r):
             return (key and r.get("run_key") == key) or (
                 r.get("status") in RETRY_STATUSES and _path_method(r) == pm)
-        kept = [r for r in self.rows if not stale(r)]
-        replaced = len(kept) != len(self.rows)
-        self.rows = kept + [row]
+        replaced = bool(key and key in self._keys) or pm in self._retry
+        if replaced:
+            self.rows = [r for r in self.rows if not stale(r)] + [row]
+            self._index()
+        else:
+            self.rows.append(row)
+            if key:
+                self._keys.add(key)
+            if row.get("status") in RETRY_STATUSES:
+                self._retry.add(pm)
         new = [k for k in row if k not in self.header]
         if self.path is None:
             self.header = _order(self.header + new)
@@ -193,14 +209,15 @@ class BatchReport:
 
 
 def plan(paths, methods: list[Variant] | None, cfg: RunConfig, done: dict, report: BatchReport,
-         keyless: str = "rerun", base: Path | None = None):
+         keyless: str = "rerun", base: Path | None = None, kept=None):
     """List the tasks still to run: each file read once, its problem from its common fields
     (instances.instance_type); the instance is built, checked and asked whether the method
     takes it by the task (:func:`_task`), in the worker, so that the parent's work per
     task stays small however many workers there are (issue 29 item 3).
 
     ``done`` is :meth:`CsvSink.done`; with ``keyless="keep"`` a finished row without a run
-    key counts as done for its (file, method), whatever the settings.
+    key counts as done for its (file, method), whatever the settings. ``kept()``, when
+    given, is called after each file is parsed (:func:`toolkit.heap.heap_frozen`'s freeze).
     """
     if keyless not in ("rerun", "keep"):
         raise ValueError(f"keyless must be 'rerun' or 'keep', got {keyless!r}")
@@ -218,6 +235,8 @@ def plan(paths, methods: list[Variant] | None, cfg: RunConfig, done: dict, repor
         src = str(path)
         try:
             data = instances.read_json(path)
+            if kept is not None:
+                kept()
             instances.instance_type(data, src)
             digest = file_digest(path)
         except InstanceError as exc:
@@ -323,19 +342,20 @@ def run_batch(paths, methods, cfg: RunConfig, out: str | Path | None, workers: i
         None if variants is None else list(dict.fromkeys(v.method for v in variants))))
     client = dask_client(scheduler) if scheduler is not None else None   # "": refused
     try:
-        sink = CsvSink(out)
-        report = BatchReport()
-        base = None if out is None else Path(out).resolve().parent
-        tasks = plan(paths, variants, cfg, sink.done(), report, keyless, base)
-        if client is not None:
-            _cap_threads(cfg, dask_thread_cap(client, cores))
-        elif workers > 1 and len(tasks) > 1:
-            _cap_threads(cfg, thread_cap(cores(), min(workers, len(tasks))))
-        report.threads = cfg.threads
-        try:
-            _run(tasks, cfg, workers, client, sink, report, progress, solutions)
-        finally:
-            sink.sync()
+        with heap_frozen() as freeze:   # the parsed files and records: kept, not traversed
+            sink = CsvSink(out)
+            report = BatchReport()
+            base = None if out is None else Path(out).resolve().parent
+            tasks = plan(paths, variants, cfg, sink.done(), report, keyless, base, freeze)
+            if client is not None:
+                _cap_threads(cfg, dask_thread_cap(client, cores))
+            elif workers > 1 and len(tasks) > 1:
+                _cap_threads(cfg, thread_cap(cores(), min(workers, len(tasks))))
+            report.threads = cfg.threads
+            try:
+                _run(tasks, cfg, workers, client, sink, report, progress, solutions, freeze)
+            finally:
+                sink.sync()
     finally:
         if client is not None:
             client.close()
@@ -364,7 +384,8 @@ def _file_rows(rows: list[dict], report: BatchReport) -> list[dict]:
     return [r for i in range(len(report.files)) for r in [*mine[i].values(), *other[i].values()]]
 
 
-def _run(tasks, cfg, workers, client, sink, report, progress, solutions=None) -> None:
+def _run(tasks, cfg, workers, client, sink, report, progress, solutions=None,
+         freeze=None) -> None:
     bar = _bar(len(tasks), progress)
     order = {}
     for i, t in enumerate(tasks):
@@ -394,8 +415,10 @@ def _run(tasks, cfg, workers, client, sink, report, progress, solutions=None) ->
             run_pool(_task, tasks, cfg, n, collect, solutions, _modules(_methods(tasks)),
                      _kernels(tasks, cfg), thread_cap(cores(), n))
         else:
-            for t in tasks:
+            for i, t in enumerate(tasks):
                 collect(_task(*t[:3], cfg, t[3], solutions))
+                if i == 0 and freeze is not None:
+                    freeze()            # the modules and kernels the first task loaded
     finally:
         bar.close()
         for _, status, msg in sorted(refused, key=lambda r: r[0]):   # in task order, once

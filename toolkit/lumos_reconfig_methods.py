@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from instances.lumos import UNIVERSAL, Fabric, OcsConfig, ReconfigInstance, perm_from_matrix
-from instances.lumos_check import check_config, fibre_paths, lex_base, realized_topology
+from instances.lumos_check import check_config, lex_base, old_paths, realized_topology
 from instances.lumos_workloads import job_sequence, random_topology, topology_sequence
 from toolkit.options import MAX_MODEL_VARS, MAX_SECONDS, MAX_WORKERS, Option
 from toolkit.registry import lazy, option_or, Generator, Method, MethodOutput, Problem, \
@@ -112,7 +112,7 @@ def lex_bound(inst: ReconfigInstance) -> float:
 
 
 def _rewiring_lb(inst: ReconfigInstance) -> int:
-    paths = fibre_paths(inst.fabric, inst.wire, inst.old.perm)
+    paths = old_paths(inst)
     R = realized_topology(inst.fabric, paths)
     one = paths["wired"] & ~paths["bidir"] & (paths["src_pod"] != paths["dst_pod"])
     W = np.zeros_like(R)                     # one-way circuits per (spine, Pod pair), both ways

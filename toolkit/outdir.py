@@ -208,9 +208,13 @@ def write_solution(folder: str | Path, rec: dict) -> Path | None:
 def record_json(rec: dict) -> str:
     """``rec`` as JSON text, one field a line, each value compact. The common case goes
     straight to json's C encoder (a solution of 10^5 numbers in milliseconds, where the
-    indented encoder and :func:`json_safe`'s walk took 0.3 s, issue 29 item 3); a record
-    holding a non-finite number or a key JSON cannot write goes through :func:`json_safe`."""
-    enc = json.JSONEncoder(allow_nan=False, default=json_default, separators=(",", ":"))
+    indented encoder and :func:`json_safe`'s walk took 0.3 s, issue 29 item 3), without
+    its check for reference cycles (a record has none; the check's bookkeeping per list
+    was a third of a 64-Pod configuration's 3 ms; a cycle would end in RecursionError
+    here as in :func:`json_safe`); a record holding a non-finite number or a key JSON
+    cannot write goes through :func:`json_safe`."""
+    enc = json.JSONEncoder(allow_nan=False, default=json_default, separators=(",", ":"),
+                           check_circular=False)
 
     def text(r: dict) -> str:
         return "{\n" + ",\n".join(f" {json.dumps(str(k))}: {enc.encode(v)}"

@@ -4,12 +4,15 @@ there only (its preload), it acts only while ``OCS_POOL_SERVER`` names what to l
 In order: Ctrl-C ignored while loading (the owner stops its pools); OpenBLAS, OpenMP, MKL
 and numexpr at one thread and numba at the pool's share (:mod:`toolkit.threads`), before
 anything imports numpy; then the batch's modules and the named ones imported and the named
-kernel sets warmed. A failure here costs only time: the workers import and warm what they
-need themselves. ``THREADS`` is the server's thread count when it was done (1: nothing
+kernel sets warmed, and all of it moved out of the garbage collector's sight
+(``gc.freeze``: the workers' collections then skip the libraries' objects, issue 29 item
+3). A failure here costs only time: the workers import and warm what they need
+themselves. ``THREADS`` is the server's thread count when it was done (1: nothing
 started a thread, so forking it is safe); every worker inherits the value.
 """
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import os
@@ -39,4 +42,5 @@ if SPEC:
         ERROR = f"{type(_exc).__name__}: {_exc}"
     finally:
         signal.signal(signal.SIGINT, _sigint)
+    gc.freeze()         # what it loaded: never traversed by a worker's collections (issue 29)
 THREADS = thread_count()

@@ -19,13 +19,16 @@ forkserver the default on Linux for the same reasons.
 Each worker, before its first task (:func:`_worker_start`): takes its share of the cores
 (:func:`toolkit.threads.apply_share`), warms the kernel sets it still lacks (the server
 warms those of the pool that started it; a later pool's other sets load once per worker),
-ignores Ctrl-C (the owner stops the pool: :func:`kill_pool`) and dies with the owner
+moves what it loaded out of the garbage collector's sight (``gc.freeze``: a worker's
+collections then traverse its tasks' objects, not the libraries'), ignores Ctrl-C (the
+owner stops the pool: :func:`kill_pool`) and dies with the owner
 (:func:`toolkit.batch_pool.worker_init`): when the owner dies, even by ``kill -9``, its
 forkserver sees the last end of its "alive" pipe close (each worker closes its copy,
 :func:`_leave_server`) and exits, and the kernel kills the workers (``PR_SET_PDEATHSIG``).
 """
 from __future__ import annotations
 
+import gc
 import json
 import multiprocessing
 import os
@@ -178,6 +181,7 @@ def _worker_start(share, kernels, owner, initializer, initargs) -> None:
         warm(kernels)
     if initializer is not None:
         initializer(*initargs)
+    gc.freeze()         # the modules and kernels: out of the collector's sight (issue 29)
 
 
 def _leave_server() -> None:

@@ -1,0 +1,134 @@
+"""The per-task overhead's fast paths (issue 29 item 3) decide as the exact code does: they
+accept what it accepts, name the same first offender, and compute the same numbers."""
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+import pytest
+
+import instances
+from heuristics.delta_sim import simulate
+from instances.delta import DeltaInstance, DeltaSolution, _plain_tasks, check_solution
+from instances.delta_dag import _pruned, build_full_dag, reduce_dag
+from instances.delta_models import TABLE_I, Job
+from instances.errors import InstanceError
+from instances.lumos import _first_repeat
+from instances.lumos_check import fibre_paths
+
+DERIVED = json.loads(open("instances/delta/gpt-7b-derived.json").read())
+
+
+def _rebuild(inst: DeltaInstance, tasks: list) -> DeltaInstance:
+    return DeltaInstance(inst.name, inst.bandwidth, inst.pods, inst.ports, inst.links, tasks,
+                         inst.deps, inst.release, inst.tail, inst.q0)
+
+
+@pytest.mark.parametrize("m, key, value, field", [
+    (0, "link", True, "tasks[0].link"),              # a boolean is no integer
+    (1, "link", 99, "tasks[1].link"),                # out of range
+    (2, "dir", 2, "tasks[2].dir"),
+    (1, "flows", 1.5, "tasks[1].flows"),
+    (3, "volume", float("nan"), "tasks[3].volume"),
+    (0, "volume", "1", "tasks[0].volume"),
+    (2, "volume", 0.0, "tasks[2].volume"),
+    (1, "src_gpus", [0], "tasks[1].src_gpus"),        # one GPU per flow
+    (2, "link", None, "tasks[2].link"),
+])
+def test_the_tasks_fast_check_names_the_walks_first_offender(m, key, value, field):
+    inst = instances.from_dict(copy.deepcopy(DERIVED))
+    assert _plain_tasks(inst.tasks, len(inst.links))
+    tasks = copy.deepcopy(inst.tasks)
+    tasks[m][key] = value
+    tasks[m + 1]["dir"] = 7                          # a later offender is not the one named
+    assert not _plain_tasks(tasks, len(inst.links))
+    with pytest.raises(InstanceError) as exc:
+        _rebuild(inst, tasks)
+    assert exc.value.field == field
+
+
+def test_numpy_integers_still_pass_through_the_walk():
+    inst = instances.from_dict(copy.deepcopy(DERIVED))
+    tasks = [dict(t, link=np.int64(t["link"])) for t in inst.tasks]
+    assert not _plain_tasks(tasks, len(inst.links))
+    assert _rebuild(inst, tasks).n_tasks == inst.n_tasks
+
+
+def _full_width(first: np.ndarray, topo: list[int]) -> np.ndarray:
+    """The pruning as it was: every row summed over every column."""
+    keep = first > -np.inf
+    longest = np.full(first.shape, -np.inf)
+    for a in topo[::-1]:
+        hits = np.flatnonzero(keep[a])
+        if hits.size:
+            via = (first[a, hits][:, None] + longest[hits]).max(axis=0)
+            keep[a, hits] = first[a, hits] > via[hits] + 1e-9 * np.maximum(1.0, np.abs(first[a, hits]))
+            longest[a] = np.maximum(first[a], via)
+        else:
+            longest[a] = first[a]
+    return keep
+
+
+@pytest.mark.parametrize("name, mode, replicas", [("gpt-7b", "async", "full"),
+                                                  ("megatron-177b", "megatron_blocking", "canonical")])
+def test_pruning_on_the_upper_triangle_keeps_the_same_edges(name, mode, replicas, monkeypatch):
+    job = Job(**dict(TABLE_I[name], micro_batches=6, p2p_mode=mode, replicas=replicas))
+    seen = []
+    monkeypatch.setattr("instances.delta_dag._pruned",
+                        lambda first, topo: seen.append((first.copy(), topo)) or _pruned(first, topo))
+    red = reduce_dag(build_full_dag(job)[0])
+    first, topo = seen[0]
+    assert np.array_equal(_pruned(first, topo), _full_width(first, topo))
+    assert 0 < len(red["deps"]) < int((first > -np.inf).sum())      # it does prune
+
+
+def test_the_first_late_dependency_in_file_order_is_named():
+    inst = instances.from_dict(copy.deepcopy(DERIVED))
+    x = np.full(len(inst.links), 2.0)
+    sol = simulate(inst, x).solution(x)
+    a, b = (int(v) for v in inst.deps[len(inst.deps) // 2, :2])
+    late = DeltaSolution(sol.x, sol.times, sol.vol, sol.start.copy(), sol.finish)
+    late.start[b] = 0.0                             # b now starts before a finishes
+    late.start[int(inst.deps[-1, 1])] = 0.0         # and so does a later dependency's task
+    bad, _ = check_solution(inst, late)
+    first = next(i for i, (p, s, d) in enumerate(inst.deps)
+                 if late.start[int(s)] < sol.finish[int(p)] + d - 1e-6 * sol.times[-1])
+    p, s = (int(v) for v in inst.deps[first, :2])
+    assert any(m.startswith(f"dependency {p}->{s}:") for m in bad), bad
+
+
+def test_first_repeat_is_the_first_entry_equal_to_an_earlier_one():
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        keys = rng.integers(0, 12, size=rng.integers(0, 16))
+        seen, want = set(), None
+        for i, k in enumerate(keys.tolist()):
+            if k in seen:
+                want = i
+                break
+            seen.add(k)
+        assert _first_repeat(keys) == want
+
+
+def test_fibre_paths_find_the_reverse_path_as_a_set_lookup_does():
+    """Under every wiring, on configurations that break every rule (outputs used twice,
+    unwired ports, Pods joined to themselves)."""
+    from toolkit.registry import problem
+
+    gen = problem("lumos-reconfig").generator
+    base = {k: v[1] for k, v in gen.params.items()}
+    rng = np.random.default_rng(5)
+    for wiring, pods in (("cross", 8), ("uniform", 8), ("dual", 6)):
+        inst = gen.run(**{**base, "pods": pods, "k_leaf": 4, "k_spine": 4, "wiring": wiring})
+        fab, w = inst.fabric, inst.wire
+        PK = fab.pods * fab.k_spine
+        for _ in range(20):
+            perm = inst.old.perm.copy()
+            perm[rng.random(perm.shape) < 0.3] = -1
+            hit = rng.random(perm.shape) < 0.3
+            perm[hit] = rng.integers(0, perm.shape[2], size=int(hit.sum()))
+            p = fibre_paths(fab, w, perm)
+            key = (p["h"] * PK + p["src"]) * PK + p["dst"]
+            rev = (p["h"] * PK + p["dst"]) * PK + p["src"]
+            assert np.array_equal(p["bidir"], p["wired"] & np.isin(rev, key[p["wired"]]))

@@ -1,0 +1,71 @@
+"""What a batch does around its tasks (issue 29 item 3): the records CSV appends without
+scanning its rows yet replaces what it must, and the garbage collector's state is the
+caller's again after a batch and after a file is parsed."""
+from __future__ import annotations
+
+import gc
+import json
+
+import pytest
+
+import instances
+from instances.errors import InstanceError
+from toolkit.batch import CsvSink
+from toolkit.heap import heap_frozen
+from toolkit.outdir import read_records
+
+
+def _row(key, status="feasible", path="/x/a.json", method="m"):
+    return {"instance": path, "path": path, "method": method, "status": status,
+            "run_key": key, "objective": 1.0}
+
+
+def test_the_records_csv_replaces_the_same_key_and_a_retried_task(tmp_path):
+    csv_path = tmp_path / "records.csv"
+    sink = CsvSink(csv_path)
+    sink.append(_row("k1"))
+    sink.append(_row("k2", status="error", path="/x/b.json"))
+    sink.append(_row("k3", path="/x/c.json"))
+    sink.append(_row("k1"))                                 # the same key: replaced
+    sink.append(_row("k4", path="/x/b.json"))               # b's error row: replaced
+    sink.append(_row("k5", status="interrupted", path="/x/d.json"))
+    sink = CsvSink(csv_path)                                # a resumed batch's index
+    sink.append(_row("k6", path="/x/d.json"))               # d's interrupted row: replaced
+    sink.append(_row("k7", path="/x/e.json"))
+    want = ["k3", "k1", "k4", "k6", "k7"]
+    assert [r["run_key"] for r in sink.rows] == want
+    assert [r["run_key"] for r in read_records(csv_path)[1]] == want
+
+
+@pytest.mark.parametrize("frozen_before", [False, True])
+def test_a_frozen_heap_is_the_callers_again_after_the_block(frozen_before):
+    gc.collect()
+    if frozen_before:
+        gc.freeze()
+    before = gc.get_freeze_count()
+    try:
+        with heap_frozen() as freeze:
+            kept = [[i] for i in range(1000)]
+            freeze()
+            assert gc.get_freeze_count() >= before + (0 if frozen_before else 1000)
+        assert gc.get_freeze_count() == before
+        assert kept[-1] == [999]
+    finally:
+        gc.unfreeze()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_parsing_a_file_leaves_the_collector_as_it_was(tmp_path, enabled):
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps({"problem": "delta", "x": [[1, 2]] * 10}))
+    bad.write_text('{"problem": "delta", "x": [1, 2')
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        assert instances.read_json(good)["x"][0] == [1, 2]
+        assert gc.isenabled() is enabled
+        with pytest.raises(InstanceError, match="malformed JSON"):
+            instances.read_json(bad)
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()

@@ -24,7 +24,11 @@ Why this formulation (and not the slot MILP of spec 3.7, ``models.spectra_milp``
   the bound at LB and the incumbent at LB + delta/2 (the cost of splitting one entry over
   two switches). The binaries w_he (entry e is served on switch h) and, per line and switch,
   the Theorem 1 argument as a cut (``line_makespan``) let the solver branch on which switch
-  serves which entry of a critical line; the same instances then closed in 16-37 s.
+  serves which entry of a critical line; the instances of issue 17 then closed in 16-37 s.
+  That is not the worst case: on the spectra-gap set (``python solve.py reproduce
+  spectra-gap``: 160 instances of 4 generator families, n = 3-5, s = 2-4, HiGHS, 2 shared
+  cores) 157 closed within 1200 s, the slowest in 611 s wall (median 24.8 s at n = 5), and
+  3 at n = 5 stayed open at 1200 s; proofs at n = 6 take minutes (issue 28: up to 509 s).
 
 Model (switch h in [s], maximal matching m in M, entry e in E = supp D, pair (m, e) with e in m,
 line l = a row or column of D)::

@@ -95,6 +95,7 @@ from heuristics.lumos_exact import lp_guided, model_size
 from heuristics.lumos_kempe import kempe_connection
 from heuristics.lumos_refine import pair_refine
 from instances.lumos import Fabric, OcsConfig, ReconfigInstance, make_wiring, perm_from_matrix
+from toolkit.budget import waiting_on_workers
 from toolkit.pools import drop_shared, shared_pool
 from toolkit.threads import share
 
@@ -334,12 +335,22 @@ def group_pool(workers: int):
 
 def _in_pool(workers: int, jobs):
     """The jobs' results from :func:`group_pool` (None when no pool can run them here: the
-    caller runs them serially); a Ctrl-C kills the pool (the next call starts another)."""
+    caller runs them serially); a Ctrl-C or the run's time limit (the wait is
+    ``waiting_on_workers``: stopped at the limit) kills the pool (the next call starts
+    another)."""
     global WORKER_CPU_S
     ex = None
     try:
-        ex = group_pool(workers)
-        out = list(ex.map(_timed_split_job, jobs))
+        with waiting_on_workers():
+            ex = group_pool(workers)
+            # not ex.map: its clean-up cancels the futures while the pool's manager thread
+            # may still fail them (InvalidStateError printed by that thread after a kill)
+            futures = [ex.submit(_timed_split_job, job) for job in jobs]
+            out = [f.result() for f in futures]
+    except TimeoutError:        # the time limit (an OSError, but no reason to run serially)
+        if ex is not None:
+            drop_shared(ex)
+        raise
     except (OSError, NotImplementedError, AssertionError, BrokenProcessPool):
         if ex is not None:
             drop_shared(ex)

@@ -71,15 +71,20 @@ from instances.spectra import SpectraInstance, SpectraSchedule, support
 from models.backend import Result, new_model
 
 
-def maximal_matchings(S: np.ndarray, cap: int | None = None) -> np.ndarray:
+def maximal_matchings(S: np.ndarray, cap: int | None = None,
+                      check: Callable[[], None] | None = None) -> np.ndarray:
     """All maximal matchings of the bipartite graph with biadjacency S (n x n bool).
 
     Returns an (M, n) int array, row r = a matching as a partial permutation (-1 = idle
     input), in lexicographic order of the rows' choices. Breadth-first over the inputs,
     vectorized over the partial matchings; ``cap`` bounds the partial matchings kept (a
-    ValueError before it would be passed, so memory stays O(cap n)). Maximality: no support entry (i, j) with input i idle and output j
-    free.
+    ValueError before it would be passed, so memory stays O(cap n)). Maximality: no support
+    entry (i, j) with input i idle and output j free. ``check`` (e.g. ``Budget.check``) is
+    called after each vectorized step (one output of one input, one input of the
+    maximality test: at K_8, 1.4 million partial matchings, about 0.1 s a step); it may raise
+    to stop (the run's time limit).
     """
+    check = check or (lambda: None)
     S = np.asarray(S, dtype=bool)
     n = S.shape[0]
     perms = np.full((1, n), -1, dtype=np.int64)
@@ -95,25 +100,33 @@ def maximal_matchings(S: np.ndarray, cap: int | None = None) -> np.ndarray:
             p[:, i], u[:, j] = j, True
             parts_p.append(p)
             parts_u.append(u)
+            check()
         perms, used = np.concatenate(parts_p), np.concatenate(parts_u)
-    idle = perms < 0                                 # (M, n) input idle
-    # blocked[r] = some support entry (i, j) has i idle and j free in matching r
-    blocked = ((idle.astype(np.int64) @ S.astype(np.int64)) * (~used)).any(axis=1)
+    # blocked[r] = some support entry (i, j) has input i idle and output j free in matching r
+    blocked, free = np.zeros(len(perms), dtype=bool), ~used
+    for i in range(n):
+        blocked |= (perms[:, i] < 0) & free[:, S[i]].any(axis=1)
+        check()
     keep = perms[~blocked]
     order = np.lexsort(keep.T[::-1])
     return keep[order]
 
 
-def count_maximal_matchings(inst: SpectraInstance, cap: int = 200_000) -> int:
+def count_maximal_matchings(inst: SpectraInstance, cap: int = 200_000,
+                            check: Callable[[], None] | None = None) -> int:
     """Number of maximal matchings of supp(D) (the model's columns); cap + 1 when the
-    enumeration would hold more than ``cap`` partial matchings."""
+    enumeration would hold more than ``cap`` partial matchings. ``check`` as in
+    :func:`maximal_matchings`."""
     try:
-        return len(maximal_matchings(support(inst.demand), cap=cap))
+        return len(maximal_matchings(support(inst.demand), cap=cap, check=check))
     except ValueError:
         return cap + 1
 
 
 BLOCK = 20000       # (matching, entry) pairs per block of rows between two budget checks
+# [DECISION] sym_switches has M (M + 1) / 2 nonzeros a switch: above this many (M > 4471,
+# only with max_matchings raised; M = 40320 would need 13 GB) the optional cut is left out
+SYM_NNZ_MAX = 10**7
 
 
 @dataclass
@@ -136,6 +149,22 @@ def matching_pairs(matchings: np.ndarray, edges: np.ndarray) -> tuple[np.ndarray
     return np.nonzero(hit)
 
 
+def _service_vars(model: gp.Model, s: int, P: int, check: Callable[[], None]) -> gp.MVar:
+    """y (s x P), BLOCK pairs at a time between checks (at K_8, P = 322560 pairs a switch
+    take about 1 s to add), named y[h,p] as one (s, P) ``addMVar`` names them."""
+    if P <= BLOCK:
+        return model.addMVar((s, P), lb=0.0, name="y")
+    rows = []
+    for h in range(s):
+        parts = []
+        for a in range(0, P, BLOCK):
+            b = min(a + BLOCK, P)
+            parts.append(model.addMVar(b - a, lb=0.0, name=[f"y[{h},{p}]" for p in range(a, b)]))
+            check()
+        rows.append(gp.hstack(parts))
+    return gp.vstack(rows)
+
+
 def build_matching_milp(inst: SpectraInstance, lb: float | None = None,
                         ub: float | None = None, symmetry: bool = True, line_cuts: bool = True,
                         switch_line: bool = True, matchings: np.ndarray | None = None,
@@ -143,14 +172,15 @@ def build_matching_milp(inst: SpectraInstance, lb: float | None = None,
                         ) -> tuple[gp.Model, MatchingHandles]:
     """The model in the module docstring; ``lb``/``ub`` are the optional cuts LB <= C <= UB,
     ``switch_line`` needs ``line_cuts``. ``check`` (e.g. ``Budget.check``) is called between
-    constraint groups; it may raise to stop the build (the run's time limit)."""
+    constraint groups; it may raise to stop the build (the run's time limit).
+    ``sym_switches`` is left out above SYM_NNZ_MAX nonzeros a switch."""
     check = check or (lambda: None)
     D, s, delta = inst.demand, inst.switches, inst.delay
     S = support(D)
     rows, cols = np.nonzero(S)
     edges = np.stack([rows, cols], axis=1)
     dem = D[rows, cols]
-    mt = maximal_matchings(S) if matchings is None else matchings
+    mt = maximal_matchings(S, check=check) if matchings is None else matchings
     if len(rows) == 0:
         mt = mt[:0]
     check()
@@ -164,7 +194,8 @@ def build_matching_milp(inst: SpectraInstance, lb: float | None = None,
     model = new_model("spectra_matching_milp")
     z = model.addMVar((s, M), vtype=GRB.BINARY, name="z")
     alpha = model.addMVar((s, M), lb=0.0, ub=np.tile(cap, (s, 1)), name="alpha")
-    y = model.addMVar((s, P), lb=0.0, name="y")
+    check()
+    y = _service_vars(model, s, P, check)
     C = model.addVar(lb=0.0 if lb is None else lb, ub=GRB.INFINITY if ub is None else ub,
                      name="C")
     # Selection matrices: pair -> its matching (P x M), entry -> its pairs (|E| x P).
@@ -179,11 +210,16 @@ def build_matching_milp(inst: SpectraInstance, lb: float | None = None,
             model.addConstr(y[h, a:b] <= Pm[a:b] @ alpha[h], name=f"serve_le_duration[{h},{a}]")
             model.addConstr(y[h, a:b] <= Dm[a:b] @ z[h], name=f"serve_on_circuit[{h},{a}]")
             check()
-    # A duration only on a used configuration (A_m bounds any useful duration).
-    model.addConstr(alpha <= cap[None, :] * z, name="duration_if_used")
+    # A duration only on a used configuration (A_m bounds any useful duration); a switch at a
+    # time (one (s, M) product takes 10x as long, without a check).
+    for h in range(s):
+        model.addConstr(alpha[h] <= cap * z[h],
+                        name=[f"duration_if_used[{h},{m}]" for m in range(M)])
+        check()
     # Eq. 3 coverage: every entry served for D_e over all switches and configurations.
     if M:
         model.addConstr(sum(Ep @ y[h] for h in range(s)) >= dem, name="eq3_cover")
+        check()
     # Eqs. 2/4 makespan: C >= sum_m (delta z_hm + alpha_hm) on every switch.
     model.addConstr(C >= delta * z.sum(axis=1) + alpha.sum(axis=1), name="eq4_makespan")
     w = None
@@ -192,25 +228,33 @@ def build_matching_milp(inst: SpectraInstance, lb: float | None = None,
         # the entries of one line on one switch are distinct (one entry per line in a
         # matching), so each served entry costs its own delta plus its service on that switch.
         w = model.addMVar((s, len(rows)), vtype=GRB.BINARY, name="w")
-        served = [Ep @ y[h] for h in range(s)]
         E = len(rows)
         lines = {"r": sp.csr_matrix((np.ones(E), (rows, np.arange(E))), shape=(D.shape[0], E)),
                  "c": sp.csr_matrix((np.ones(E), (cols, np.arange(E))), shape=(D.shape[0], E))}
         lines = {k: Lm[np.flatnonzero(Lm.getnnz(axis=1))] for k, Lm in lines.items()}
+        # a line's service on a switch as one sparse matrix on y (line -> its pairs), and
+        # delta per configuration as one on z: products of a matrix and an MVar (an
+        # expression's sum broadcast over the lines takes 5x as long)
+        served = {k: (Lm @ Ep).tocsr() for k, Lm in lines.items()}
+        per_config = {k: sp.csr_matrix(np.full((Lm.shape[0], M), delta)) for k, Lm in
+                      lines.items()} if switch_line else {}
+        check()
         for h in range(s):
-            model.addConstr(served[h] <= dem * w[h], name=f"serve_if_assigned[{h}]")
+            model.addConstr(Ep @ y[h] <= dem * w[h], name=f"serve_if_assigned[{h}]")
+            check()
             for k, Lm in lines.items():
-                model.addConstr(C >= delta * (Lm @ w[h]) + Lm @ served[h],
+                model.addConstr(C >= delta * (Lm @ w[h]) + served[k] @ y[h],
                                 name=f"line_makespan[{h},{k}]")
                 model.addConstr(z[h].sum() >= Lm @ w[h], name=f"line_configs[{h},{k}]")
                 if switch_line:
-                    model.addConstr(C >= delta * z[h].sum() + Lm @ served[h],
+                    model.addConstr(C >= per_config[k] @ z[h] + served[k] @ y[h],
                                     name=f"switch_line[{h},{k}]")
-            check()
+                check()
         model.addConstr(w.sum(axis=0) >= 1, name="served_somewhere")
     # Identical switches: ordered by their first (lowest-index) matching, empty ones last.
-    if symmetry and s > 1 and M:
-        L = sp.csr_matrix(np.tril(np.ones((M, M))))     # sum over m' <= m
+    if symmetry and s > 1 and M and M * (M + 1) // 2 <= SYM_NNZ_MAX:
+        r, c = np.tril_indices(M)
+        L = sp.csr_matrix((np.ones(len(r)), (r, c)), shape=(M, M))     # sum over m' <= m
         for h in range(1, s):
             model.addConstr(z[h] <= L @ z[h - 1], name=f"sym_switches[{h}]")
     model.setObjective(C, GRB.MINIMIZE)

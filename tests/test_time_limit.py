@@ -9,6 +9,7 @@ import io
 import json
 import sys
 import types
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -223,8 +224,6 @@ def test_run_passes_what_the_budget_has_left(monkeypatch):
     cfg = m.configure(RunConfig(backend="highs"))
     budget = Budget(10.0, clock=clock)
     clock.t += 4.0
-    from dataclasses import replace
-
     m.fn(_spectra("tiny_random_n4_s2.json"), replace(cfg, budget=budget))
     assert seen == [6.0]
 
@@ -255,3 +254,120 @@ def test_an_empty_cache_is_compiled_in_a_child_stopped_at_the_deadline(tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "stopped: compiling the spectra kernels (empty numba cache)" in proc.stdout
     assert "compiled here: 0" in proc.stdout
+
+
+# --- milp-matchings: its count and its build check the budget as they go --------------------------
+def test_matching_enumeration_checks_the_budget_in_steps():
+    """The count behind milp-matchings' applicability check (K_8: 1.4 million partial
+    matchings) checks the budget after each vectorized step: a spent budget stops it, and
+    the run ends there with no solution (it used to run the count to its end)."""
+    from models.spectra_matchings import count_maximal_matchings, maximal_matchings
+    from toolkit.spectra_methods import matchings_applicable
+
+    S, calls = np.ones((5, 5), dtype=bool), []
+    got = maximal_matchings(S, check=lambda: calls.append(1))
+    assert len(got) == 120 and np.array_equal(got, maximal_matchings(S))
+    assert len(calls) >= 5 * 5 + 5      # each output of each input, each input's maximality
+    inst = _spectra("tiny_random_n4_s2.json")
+    with pytest.raises(TimeLimitReached):
+        count_maximal_matchings(inst, check=Budget(0.0).checker())
+    method = problem("spectra").methods["milp-matchings"]
+    with pytest.raises(TimeLimitReached):
+        matchings_applicable(inst, replace(method.configure(RunConfig()), budget=Budget(0.0)))
+    rec = run_task(instances.read_json(EX / "tiny_random_n4_s2.json"), "t", "milp-matchings",
+                   RunConfig(time_limit=SPENT))
+    assert rec["status"] == "time_limit_no_solution"
+    assert "during the applicability check" in rec["message"]
+
+
+def test_matching_milp_leaves_out_a_symmetry_cut_too_large_to_build(monkeypatch):
+    """sym_switches has M (M + 1) / 2 nonzeros a switch (13 GB as a dense matrix at K_8's
+    M = 40320): above SYM_NNZ_MAX the optional cut is left out, not built."""
+    from models import spectra_matchings as sm
+
+    def sym_rows(model):
+        model.update()
+        return sum(c.ConstrName.startswith("sym_switches") for c in model.getConstrs())
+
+    inst = _spectra("tiny_random_n4_s2.json")
+    assert sym_rows(sm.build_matching_milp(inst)[0]) > 0
+    monkeypatch.setattr(sm, "SYM_NNZ_MAX", 1)
+    assert sym_rows(sm.build_matching_milp(inst)[0]) == 0
+
+
+# --- waits on worker processes stop at the limit --------------------------------------------------
+def test_a_wait_on_worker_processes_stops_at_the_limit_itself(monkeypatch):
+    """At the limit the watchdog stops a wait on worker processes, which no check of the
+    method's own can end, and leaves other code its grace; a wait begun past the limit of
+    an armed watchdog raises at once."""
+    from toolkit import budget as bmod
+
+    clock = FakeClock()
+    b = Budget(1.0, clock=clock)
+    clock.t += 1.0
+    b.at_limit(sys._getframe())                 # code that checks: its grace first
+    with bmod.waiting_on_workers():
+        with pytest.raises(TimeLimitReached):
+            b.at_limit(sys._getframe())
+        with interrupt.solver_running():
+            b.at_limit(sys._getframe())         # never inside a solver call
+    monkeypatch.setattr(bmod, "_armed", b)
+    with pytest.raises(TimeLimitReached):
+        with bmod.waiting_on_workers():
+            pass
+    assert bmod._waiting == 0
+
+
+def test_the_group_pool_is_killed_at_the_limit_not_run_again_serially(monkeypatch):
+    """ITV's group pool: the limit stopping the wait (TimeLimitReached, an OSError) kills the
+    pool and ends the run, where it used to rerun the groups serially past the limit; a
+    pool that cannot start (an OSError of its own) still falls back to the serial run."""
+    from concurrent.futures import Future
+
+    from heuristics import lumos_reconfig as lr
+    from toolkit import budget as bmod
+
+    dropped, waiting = [], []
+
+    class Pool:
+        def submit(self, fn, job):
+            waiting.append(bmod._waiting)
+            f = Future()
+            f.set_exception(TimeLimitReached(5.0, 5.0))
+            return f
+
+    pool = Pool()
+    monkeypatch.setattr(lr, "group_pool", lambda workers: pool)
+    monkeypatch.setattr(lr, "drop_shared", dropped.append)
+    with pytest.raises(TimeLimitReached):
+        lr._in_pool(2, ["job 1", "job 2"])
+    assert dropped == [pool] and waiting == [1, 1]      # marked as a wait on workers
+
+    def cannot_start(workers):
+        raise OSError("no forkserver here")
+
+    monkeypatch.setattr(lr, "group_pool", cannot_start)
+    assert lr._in_pool(2, ["job 1"]) is None
+
+
+def test_a_pool_stopped_while_it_starts_is_killed_with_the_server_it_started(monkeypatch):
+    """A shared pool stopped while its workers start (the limit, a Ctrl-C) is killed and
+    forgotten, and so is a forkserver it started (it would still fork the worker whose start
+    was interrupted); the next call starts afresh."""
+    from toolkit import pools
+
+    killed, stopped = [], []
+
+    class Starting:
+        def submit(self, fn):
+            raise TimeLimitReached(5.0, 5.0)
+
+    pids = iter([None, 4242])                   # no server before, this pool's after
+    monkeypatch.setattr(pools, "_server_pid", lambda: next(pids))
+    monkeypatch.setattr(pools, "process_pool", lambda workers, **kw: Starting())
+    monkeypatch.setattr(pools, "kill_pool", killed.append)
+    monkeypatch.setattr(pools, "_stop_server", lambda: stopped.append(True))
+    with pytest.raises(TimeLimitReached):
+        pools.shared_pool(3, modules=("tests.test_time_limit",))
+    assert len(killed) == 1 and stopped == [True]
+    assert all(v is not killed[0] for v in pools._SHARED.values())

@@ -14,6 +14,9 @@ it, so the stages never sum to more than the budget:
   :meth:`Budget.keep`: when the limit stops the run, ``run_task`` reports that one
   (status ``feasible``, the record's message says so), else status
   ``time_limit_no_solution`` and no solution;
+* a wait on worker processes (a pool starting, or computing a method's parts), which no
+  check of the method's own can end, is marked :func:`waiting_on_workers`: the watchdog
+  stops it at the limit itself, and the waiting code kills the pool;
 * code that never checks (a heuristic without a clock guard) is stopped by
   :meth:`Budget.watchdog`, a SIGALRM at the limit plus :func:`grace` that raises
   :class:`TimeLimitReached` in the main thread, but never inside a solver call (the
@@ -162,15 +165,25 @@ class Budget:
         stops it), and a solver that ends past the limit leaves the method one grace more to
         extract and check its solution. Armed only with a limit, in the main thread, where
         SIGALRM has no handler of the program's own (Dask worker threads, a host program
-        using SIGALRM: the budget's checks alone)."""
+        using SIGALRM: the budget's checks alone). A first alarm at the limit itself stops
+        a wait on worker processes (:meth:`at_limit`)."""
         if self.limit is None or not _can_arm():
             yield self
             return
         from models import interrupt
 
-        late, after_solver = grace(self.limit), []
+        late, after_solver, at_limit = grace(self.limit), [], [True]
 
         def on_alarm(signum, frame):
+            if at_limit:                        # the limit: a wait on workers stops now
+                left = self.limit - self.elapsed()
+                if left > 0:                    # the timer's clock ran ahead of ours
+                    signal.setitimer(signal.ITIMER_REAL, left + 1e-3)
+                    return
+                at_limit.clear()
+                signal.setitimer(signal.ITIMER_REAL, late)  # the rest: one grace later
+                self.at_limit(frame)
+                return
             if interrupt.solver_active():       # its own limit stops it; look again soon
                 after_solver.append(True)
                 signal.setitimer(signal.ITIMER_REAL, 0.1)
@@ -184,13 +197,23 @@ class Budget:
             signal.setitimer(signal.ITIMER_REAL, 0.05 if _unsafe(frame) else late)
             self.stop_in(frame)
 
-        prev = signal.signal(signal.SIGALRM, on_alarm)
+        global _armed
+        prev, outer = signal.signal(signal.SIGALRM, on_alarm), _armed
+        _armed = self
         try:
-            signal.setitimer(signal.ITIMER_REAL, max(self.limit - self.elapsed(), 0.0) + late)
+            signal.setitimer(signal.ITIMER_REAL, max(self.limit - self.elapsed(), 1e-3))
             yield self
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, prev)
+            _armed = outer
+
+    def at_limit(self, frame) -> None:
+        """The watchdog's decision at the limit, where the main thread is (``frame``): a
+        wait on worker processes (:func:`waiting_on_workers`) stops now (:meth:`stop_in`);
+        other code has :func:`grace` more for its own checks."""
+        if _waiting:
+            self.stop_in(frame)
 
     def stop_in(self, frame) -> None:
         """The watchdog's decision where the main thread is (``frame``): raise
@@ -201,6 +224,28 @@ class Budget:
         if interrupt.solver_active() or _unsafe(frame):
             return
         raise TimeLimitReached(self.limit, self.elapsed(), self.current)
+
+
+_waiting = 0        # waits on worker processes running now (main thread)
+_armed: Budget | None = None    # the budget whose watchdog is armed now
+
+
+@contextmanager
+def waiting_on_workers():
+    """Mark the main thread as waiting on worker processes (a pool's start, its tasks): the
+    run's watchdog raises :class:`TimeLimitReached` here at the limit itself, as no check of
+    the method's own can end the wait; the code waiting kills its workers on the exception.
+    A wait begun past the limit raises at once. [DECISION] No grace: the workers' results
+    come back only at the end of the wait."""
+    global _waiting
+    main = threading.current_thread() is threading.main_thread()
+    if main and _armed is not None:
+        _armed.check()
+    _waiting += main
+    try:
+        yield
+    finally:
+        _waiting -= main
 
 
 def _unsafe(frame) -> bool:

@@ -32,6 +32,7 @@ import gc
 import json
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
@@ -152,10 +153,38 @@ def shared_pool(workers: int, **kw) -> ProcessPoolExecutor:
     key = (workers, json.dumps(kw, sort_keys=True, default=str))
     ex = _SHARED.get(key)
     if ex is None or getattr(ex, "_broken", False) or getattr(ex, "_shutdown_thread", False):
+        server = _server_pid()
         ex = _SHARED[key] = process_pool(workers, **kw)
-        for f in [ex.submit(os.getpid) for _ in range(workers)]:   # start them all now
-            f.result()
+        try:
+            for f in [ex.submit(os.getpid) for _ in range(workers)]:   # start them all now
+                f.result()
+        except BaseException:       # a Ctrl-C or a time limit while they start
+            drop_shared(ex)
+            if _server_pid() != server:     # a server this pool started: none other uses it
+                _stop_server()
+            raise
     return ex
+
+
+def _server_pid() -> int | None:
+    from multiprocessing import forkserver
+
+    return getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
+
+
+def _stop_server() -> None:
+    """Kill the forkserver (the next pool starts another): one stopped while it starts
+    (importing, warming kernels) would still fork the worker whose start was interrupted,
+    which fails on its pool's queues, gone by then, with a traceback on stderr."""
+    from multiprocessing import forkserver
+
+    pid = _server_pid()
+    try:
+        if pid:
+            os.kill(pid, signal.SIGKILL)
+        forkserver._forkserver._stop()      # closes its pipe, reaps it, forgets it
+    except (OSError, AttributeError):
+        pass
 
 
 def drop_shared(ex: ProcessPoolExecutor) -> None:
@@ -202,8 +231,17 @@ def _leave_server() -> None:
 
 
 def kill_pool(ex: ProcessPoolExecutor) -> None:
-    """Stop a process pool now: cancel queued tasks, kill the workers, reap them."""
+    """Stop a process pool now: cancel queued tasks, kill the workers, reap them, and free
+    the threads that would wait on the dead workers forever (the interpreter joins both at
+    exit): the tasks' feeder thread, blocked on a full pipe that no worker reads (no longer
+    joined), and the pool's manager thread, when a worker died while it sent a result
+    larger than the pipe holds (this process's end of the results pipe closed, it reads
+    EOF, takes the pool as broken and ends)."""
     procs = list((getattr(ex, "_processes", None) or {}).values())
+    calls = getattr(ex, "_call_queue", None)            # shutdown forgets both
+    results = getattr(ex, "_result_queue", None)
+    if calls is not None:
+        calls.cancel_join_thread()
     ex.shutdown(wait=False, cancel_futures=True)
     for p in procs:
         try:
@@ -212,3 +250,5 @@ def kill_pool(ex: ProcessPoolExecutor) -> None:
             pass
     for p in procs:
         p.join(5)
+    if results is not None:
+        results._writer.close()

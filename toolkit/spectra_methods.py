@@ -168,8 +168,10 @@ def run_milp_matchings(inst: SpectraInstance, cfg: RunConfig) -> MethodOutput:
 
 
 def matchings_applicable(inst: SpectraInstance, cfg: RunConfig) -> str | None:
+    """Declines above ``max_matchings``; the count checks the run's budget as it goes."""
     cap = cfg.option("max_matchings")
-    count = count_maximal_matchings(inst, cap=50 * cap)
+    check = cfg.budget.checker() if cfg.budget is not None else None
+    count = count_maximal_matchings(inst, cap=50 * cap, check=check)
     if count > cap:
         return (f"supp(D) of n={inst.n} has {count if count <= 50 * cap else f'> {50 * cap}'} "
                 f"maximal matchings > max_matchings={cap}; use --option max_matchings=N to force")

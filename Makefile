@@ -31,8 +31,8 @@ install: $(STAMP)
 
 # One heuristic and one model per problem type, on shipped instances, with the auto
 # backend (HiGHS where the pip licence refuses a model): a gap table on stdout, and
-# results/demo/ (records.csv, gap.md, gap.png, one solution JSON per run, committed). 32-38 s
-# on 2 cores at load 4-8 (README).
+# results/demo/ (records.csv, gap.md, gap.csv, gap-summary.csv, gap.png, one solution JSON
+# per run; the four report files are committed). 26 s on 2 cores at load 1.6 (README).
 DEMO_FILES := instances/examples/tiny_random_n4_s2.json instances/examples/delta_megatron-177b-n12.json \
 	instances/a2a/uniform_n4_k1.json instances/lumos/uniform-rings-P8.json \
 	instances/lumos/logical-leaf-triangle-tau1.json instances/lumos/staging-P8-tau1.json \

@@ -51,3 +51,26 @@ def test_preload_imports_what_the_run_needs_and_no_more():
         new, _, solved = r
         assert solved and new == [], (m, new)            # the run imported nothing more
     assert res["itv-mdmcf"][1] is False                  # helios' networkx stays out
+
+
+def test_import_modules_reads_a_methods_code_once(monkeypatch):
+    """Issue 29 item 3: the byte-code walk (5-9 ms a method) runs once per method function;
+    a later call imports the same modules, and another function is walked for itself."""
+    from dataclasses import replace
+
+    from toolkit import method_imports
+    from toolkit.registry import _LAZY, problem
+
+    meth = problem("delta").methods["delta-fast"]
+    first = method_imports.import_modules(meth, _LAZY)
+    assert "heuristics.delta_fast" in first
+    monkeypatch.setattr(method_imports, "_find", lambda *a: (_ for _ in ()).throw(
+        AssertionError("walked again")))
+    assert method_imports.import_modules(meth, _LAZY) == first
+    other = replace(meth, fn=lambda inst, cfg: None)            # a new function: not cached
+    try:
+        method_imports.import_modules(other, _LAZY)
+    except AssertionError as exc:
+        assert "walked again" in str(exc)
+    else:
+        raise AssertionError("another function was served from the cache")

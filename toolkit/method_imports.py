@@ -10,6 +10,10 @@ modules so found, their function-local imports, transitively. [DECISION] Kernel 
 (toolkit.kernel_cache.SOURCES) are left to the kernel warm-ups, which import them (and
 numba) only where the run declares their kernel set; a function without a code object gets
 every module its problem module binds.
+
+The modules found are remembered per method function (:data:`_FOUND`): reading the byte
+code costs 5-9 ms a method, which a batch paid on every task (issue 29 item 3); a later
+call imports the same modules again (a dictionary look-up each when they are loaded).
 """
 from __future__ import annotations
 
@@ -19,11 +23,24 @@ import importlib
 import types
 
 ROOTS = ("heuristics", "models")
+_FOUND: dict = {}       # (id(fn), kind, lazy bindings) -> (fn, the modules import_modules found)
 
 
 def import_modules(method, lazy_modules: dict[str, set[str]]) -> list[str]:
     """Import the modules a run of ``method`` calls into (module docstring); returns them.
     ``lazy_modules``: binding module -> the modules it binds (toolkit.registry._LAZY)."""
+    key = (id(method.fn), method.kind, sum(map(len, lazy_modules.values())))
+    hit = _FOUND.get(key)
+    if hit is not None and hit[0] is method.fn:
+        for name in hit[1]:
+            importlib.import_module(name)
+        return list(hit[1])
+    done = _find(method, lazy_modules)
+    _FOUND[key] = (method.fn, tuple(done))
+    return done
+
+
+def _find(method, lazy_modules: dict[str, set[str]]) -> list[str]:
     from toolkit.kernel_cache import SOURCES
 
     kernels = {s[:-3].replace("/", ".") for s in SOURCES}

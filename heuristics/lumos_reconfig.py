@@ -28,11 +28,11 @@ Per OCS group h, independently (spec 2.3, 2.5):
    at P = 16; on 6000 random small groups with heavy churn (P 4-10) the default never
    rewired more than they did (6 chain runs without the LNS did on 14 of 3000). So with
    ``lns=0`` MDMCF never rewires more than steps 2-3 alone; with the LNS that is
-   measured, not guaranteed. Why the LNS by default: on the proven ITV-ILP optima of
-   results/lumos_reconfig_quality.md (32 ring-churn steps) it brought the worst step from
-   1.12x (5 restarts, the former default) to 1.039x (mean 1.043x to 1.009x) at about the
-   same time (2.8x ITV-MCF's median at 16 Pods; over LNS seeds 0-5 the worst step is
-   1.039-1.08x), and at P = 32, 64, 128
+   measured, not guaranteed. Why the LNS by default: on issue 17's 32 proven ring-churn
+   steps it brought the worst step from 1.12x (5 restarts, the former default) to 1.039x
+   at about the same time; on the wider generated set of results/lumos_reconfig_quality.md
+   (720 steps, 8-32 Pods, 532 proven) its worst is 1.094x the optimum (1.074x up to 16
+   Pods, where 5 restarts without it reach 1.146x at about the same time), and at P = 32, 64, 128
    on the benchmark's ring churn (K = 16) it rewired 16 %, 19 %, 8 % less than the
    former default at 2.1-2.4x ITV-MCF's time (1.3-1.5x before). For speed at P >= 64
    units with a free place go first (``direct_first``) and the final re-keep pass of
@@ -63,9 +63,10 @@ Per OCS group h, independently (spec 2.3, 2.5):
    that misses the LP bound; kept if it rewires less. [DECISION] (issue 17) it is a
    separate method, not MDMCF's default: it solves LPs and MIPs, so it is no longer the
    polynomial heuristic that [001] proposes to replace the ILP, which heuristic-vs-solver
-   studies need (results/lumos_reconfig_quality.md, 47 proven steps: worst ratio to the
-   proven optimum 1.039 for itv-mdmcf, 1.017 with the step; on ring churn 3.3x / 8.8x
-   ITV-MCF's median time at 8 / 16 Pods, itv-mdmcf 0.9x / 2.9x);
+   studies need (results/lumos_reconfig_quality.md, 532 proven steps: the step reaches the
+   optimum on 157 of 229 ring steps against itv-mdmcf's 63, the same worst step; CPU time
+   on ring churn a median 6.4x / 12x ITV-MCF's at 8 / 16 Pods and up to 90x on one step,
+   with ``exact_work`` HiGHS MIP checkpoints per MIP; up to 448x without);
 6. odd OCS 2m+1 = transpose of even OCS 2m (the mirror of Cross Wiring);
 7. optionally (``refine``, an addition) pairwise re-optimization (heuristics.lumos_refine):
    its work is bounded by 3 rounds of M (M - 1) pair moves, so it needs no work budget;

@@ -193,7 +193,7 @@ def paper_vs_ours(summ: pd.DataFrame) -> pd.DataFrame:
          "(ILP limit hit)"),
         ("MDMCF rewiring vs ITV-ILP", "-",
          f"at most {worst_rew:.3f}x where the ILP proved optimality, summed over the steps of "
-         f"a scale (target within 4%){beat_txt}; per step on a wider generated set (540 "
+         f"a scale (target within 4%){beat_txt}; per step on a wider generated set (720 "
          "steps: 8-32 Pods, 4-16 groups, 16-64 ports, ring churn 0.1-0.5 and job churn): "
          "lumos_reconfig_quality.md"),
         ("MDMCF rewiring vs lower bound where the ILP hit its limit", "-", hit_lb),

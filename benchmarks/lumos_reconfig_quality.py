@@ -5,7 +5,7 @@ wherever the ILP proves optimality, and at 8 and 16 Pods no slower than 3x ITV-M
 issue 28 item 7: claims that hold beyond our own instances, each the worst case over a wide
 generated set with its size, and itv-mdmcf-lp within 10x ITV-MCF's time or its cost said.
 
-The set, its generator and the ITV-ILP optima: benchmarks.lumos_reconfig_grid (540 steps:
+The set, its generator and the ITV-ILP optima: benchmarks.lumos_reconfig_grid (720 steps:
 8-32 Pods, 4-16 groups, 16-64 ports, ring churn 0.1-0.5 and job churn, 5 seeds each; the
 optima cached, a rerun resumes). Per step: itv-mdmcf, itv-mdmcf-lp and itv-mcf (checked by
 instances.lumos_check), group_bound and on the proven steps the LP bound. Times: [DECISION]

@@ -132,7 +132,7 @@ TARGETS: dict[str, Target] = {
                              "LumosCore ITV-ILP vs MDMCF vs MCF: time and MRAR over scales ([001] Figs. 6-7)",
                              "~40 min", "~10 min", "full"),
     "lumos-reconfig-quality": Target("benchmarks.lumos_reconfig_quality:run",
-                                     "LumosCore MDMCF per step vs the ITV-ILP optimum on 540 "
+                                     "LumosCore MDMCF per step vs the ITV-ILP optimum on 720 "
                                      "generated steps (8-32 Pods, H = 4-16, K = 16-64, ring/job "
                                      "churn), CPU time vs ITV-MCF, variants", "~3 h", "~3 min",
                                      "full"),

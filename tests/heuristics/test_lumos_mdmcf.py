@@ -250,8 +250,9 @@ def test_mdmcf_inside_daemonic_worker():
     seq = topology_sequence(fab, 2, "rings", churn=0.3, seed=3)
     old = itv_configure(ReconfigInstance(fab, seq[0], "cross"))
     inst = ReconfigInstance(fab, seq[1], "cross", old)
-    q = multiprocessing.Queue()
-    proc = multiprocessing.Process(target=_in_daemon, args=(q, inst), daemon=True)
+    ctx = multiprocessing.get_context("spawn")     # no fork from pytest's threads
+    q = ctx.Queue()
+    proc = ctx.Process(target=_in_daemon, args=(q, inst), daemon=True)
     proc.start()
     perm = q.get(timeout=600)             # hang guards, not targets
     proc.join(timeout=600)

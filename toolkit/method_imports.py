@@ -40,12 +40,27 @@ def import_modules(method, lazy_modules: dict[str, set[str]]) -> list[str]:
     return done
 
 
-def _find(method, lazy_modules: dict[str, set[str]]) -> list[str]:
+def _roots(method) -> tuple[str, ...]:
+    return ROOTS if method.kind == "model" else ("heuristics",)
+
+
+def _kernel_modules() -> set[str]:
     from toolkit.kernel_cache import SOURCES
 
-    kernels = {s[:-3].replace("/", ".") for s in SOURCES}
-    roots = ROOTS if method.kind == "model" else ("heuristics",)
-    todo = sorted(m for m in reached(method.fn, lazy_modules) if m.split(".")[0] in roots)
+    return {s[:-3].replace("/", ".") for s in SOURCES}
+
+
+def entry_modules(method, lazy_modules: dict[str, set[str]]) -> list[str]:
+    """The modules a run of ``method`` reaches first, without importing them (kernel
+    modules left to the warm-ups): what :func:`import_modules` starts from."""
+    roots, kernels = _roots(method), _kernel_modules()
+    return sorted(m for m in reached(method.fn, lazy_modules)
+                  if m.split(".")[0] in roots and m not in kernels)
+
+
+def _find(method, lazy_modules: dict[str, set[str]]) -> list[str]:
+    roots, kernels = _roots(method), _kernel_modules()
+    todo = entry_modules(method, lazy_modules)
     done: list[str] = []
     while todo:
         name = todo.pop(0)

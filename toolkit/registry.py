@@ -257,13 +257,9 @@ def preload_modules(method: Method) -> list[str]:
     """The modules a run of ``method`` reaches first (toolkit.method_imports, without
     importing them; :func:`preload` then imports them and their function-local imports): a
     pool's server imports them once for all its workers (toolkit.pools)."""
-    from toolkit.kernel_cache import SOURCES
-    from toolkit.method_imports import ROOTS, reached
+    from toolkit.method_imports import entry_modules
 
-    kernels = {s[:-3].replace("/", ".") for s in SOURCES}
-    roots = ROOTS if method.kind == "model" else ("heuristics",)
-    return sorted(m for m in reached(method.fn, _LAZY)
-                  if m.split(".")[0] in roots and m not in kernels)
+    return entry_modules(method, _LAZY)
 
 
 def option_or(cfg: RunConfig | None, name: str, default):

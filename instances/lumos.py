@@ -32,7 +32,7 @@ from itertools import chain
 
 import numpy as np
 
-from instances.errors import InstanceError, known_fields, number, obj, seq, short, text
+from instances.errors import InstanceError, int_rows_of, known_fields, number, obj, seq, short, text
 from instances.lumos_size import guard_reconfig
 
 WIRINGS = ("uniform", "cross", "dual")
@@ -46,6 +46,9 @@ def int_rows(value, field_name: str, width: int, what: str) -> np.ndarray:
     not a list of ``width`` entries, or an entry that is not an integer (a string, a
     boolean, a fraction), raises InstanceError naming it (``links[4]``, ``links[4][3]``)."""
     rows = seq(field_name, value)
+    arr = int_rows_of(rows)             # as the file's check made it (instances.from_dict)
+    if arr is not None and arr.shape[1] == width:
+        return arr
     if set(map(type, rows)) <= {list} and set(map(len, rows)) <= {width}:
         flat = list(chain.from_iterable(rows))
         if set(map(type, flat)) <= {int}:        # the common case: plain JSON integers

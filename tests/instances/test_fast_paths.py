@@ -132,3 +132,42 @@ def test_fibre_paths_find_the_reverse_path_as_a_set_lookup_does():
             key = (p["h"] * PK + p["src"]) * PK + p["dst"]
             rev = (p["h"] * PK + p["dst"]) * PK + p["src"]
             assert np.array_equal(p["bidir"], p["wired"] & np.isin(rev, key[p["wired"]]))
+
+
+@pytest.mark.parametrize("rows, kept", [
+    ([[0, 1, 2, 3], [4, 5, 6, -7]], True),
+    ([[0, 1, 2, 3], [4, 5, 6]], False),              # ragged: the exact path
+    ([[0, 1, 2, 3], [4, 5, True, 7]], False),         # a boolean is no integer
+    ([[0, 1, 2, 3], [4, 5, 6.0, 7]], False),
+    ([[0, 1, 2, 3], [4, 5, 6, 2**63]], False),        # beyond int64: check_tree names it
+    ([[0, 1, 2, 3], [4, 5, 6, -2**63]], False),       # fits int64, not the file limit
+])
+def test_the_rows_check_tree_keeps_are_the_rows_int_rows_makes(rows, kept):
+    """A file's integer table, typed once by check_tree and handed to int_rows, is the
+    array int_rows makes itself; anything else takes the exact paths, as before."""
+    from instances.errors import check_tree, int_rows_kept, int_rows_of
+    from instances.lumos import int_rows
+
+    data = {"links": copy.deepcopy(rows)}
+    with int_rows_kept():
+        try:
+            check_tree(data)
+        except InstanceError:
+            assert not kept
+        got = int_rows_of(data["links"])
+        assert (got is not None) == kept
+        assert int_rows_of(data["links"]) is None            # handed out once
+    if kept:
+        assert got.dtype == np.int64 and np.array_equal(got, int_rows(rows, "links", 4, ""))
+    assert int_rows_of(data["links"]) is None                 # nothing kept outside a block
+
+
+def test_a_reconfiguration_loads_the_same_arrays_through_the_kept_rows():
+    from instances.errors import int_rows_kept
+
+    data = instances.read_json("instances/lumos/cross-rings-P8.json")
+    fast = instances.from_dict(copy.deepcopy(data))
+    cls = type(fast)
+    with int_rows_kept():                    # an empty block: int_rows converts on its own
+        slow = cls.from_dict(copy.deepcopy(data))
+    assert np.array_equal(fast.C, slow.C) and np.array_equal(fast.old.perm, slow.old.perm)

@@ -171,3 +171,51 @@ def test_a_reconfiguration_loads_the_same_arrays_through_the_kept_rows():
     with int_rows_kept():                    # an empty block: int_rows converts on its own
         slow = cls.from_dict(copy.deepcopy(data))
     assert np.array_equal(fast.C, slow.C) and np.array_equal(fast.old.perm, slow.old.perm)
+
+
+def test_a_job_shapes_dag_is_built_once_and_filled_with_each_jobs_numbers(monkeypatch):
+    """A sweep of bandwidths reuses one DAG shape (delta_dag._skeleton): each job's DAG,
+    layout and reduction equal those built afresh, and what a caller changes in one DAG or
+    instance never reaches the next."""
+    import instances.delta_dag as dd
+
+    base = dict(TABLE_I["megatron-177b"], micro_batches=6)
+    jobs = [dict(base, bandwidth_gbps=bw) for bw in (200.0, 375.0)] + \
+        [dict(base, bandwidth_gbps=200.0, intra_bandwidth_gbps=900.0, gpu_tflops=250.0)]
+    built = []
+    for job in jobs:
+        monkeypatch.setattr(dd, "_SKELETONS", {})                  # afresh
+        built.append((dd.build_full_dag(Job.from_dict(job)), instances.delta.from_job(job)))
+    monkeypatch.setattr(dd, "_SKELETONS", {})
+    first = dd.build_full_dag(Job.from_dict(jobs[0]))[0]
+    first.tasks[0]["src_gpus"].append(999)                          # a caller's changes
+    first.names.append("X")
+    first.edges.append((0, 1))
+    for job, ((g0, lay0), inst0) in zip(jobs, built):
+        g, lay = dd.build_full_dag(Job.from_dict(job))             # the shape reused
+        assert len(dd._SKELETONS) == 1 and g.plan is not None
+        assert (g.names, g.dur, g.comm, g.edges, g.tasks) == \
+            (g0.names, g0.dur, g0.comm, g0.edges, g0.tasks)
+        assert (lay.pods, lay.ports, lay.links) == (lay0.pods, lay0.ports, lay0.links)
+        red = dd.reduce_dag(g)                                      # its shape's plan
+        red0 = dd.reduce_dag(dd.FullDag(g0.names, g0.dur, g0.comm, g0.edges, g0.tasks))
+        for k in ("deps", "release", "tail"):
+            assert np.array_equal(red[k], red0[k])
+        assert red["q0"] == red0["q0"]
+        inst = instances.delta.from_job(job)
+        assert np.array_equal(inst.deps, inst0.deps) and inst.tasks == inst0.tasks
+    assert jobs[0] != jobs[1] and not np.array_equal(built[0][1].deps, built[1][1].deps)
+
+
+def test_a_dag_changed_after_it_was_built_is_reduced_as_it_is_now():
+    import instances.delta_dag as dd
+
+    g, _ = dd.build_full_dag(Job.from_dict(dict(TABLE_I["gpt-7b"])))
+    plan = g.plan
+    a = g.add("F(extra)", 5.0)
+    g.edge(a, next(v for v, c in enumerate(g.comm) if c >= 0))    # a new source before a task
+    assert g.plan is None and plan is not None
+    red = dd.reduce_dag(g)
+    fresh = dd.reduce_dag(dd.FullDag(list(g.names), list(g.dur), list(g.comm), list(g.edges),
+                                     g.tasks))
+    assert np.array_equal(red["deps"], fresh["deps"]) and red["release"].max() >= 5.0

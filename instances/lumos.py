@@ -237,8 +237,10 @@ class OcsConfig:
         h, k, p = np.nonzero(self.perm >= 0)
         return np.stack([h, k, p, self.perm[h, k, p]], axis=1).astype(np.int64)
 
-    def to_dict(self) -> dict:
-        d = {"circuits": self.circuits().tolist()}
+    def to_dict(self, arrays: bool = False) -> dict:
+        """{"circuits": [[h, k, in, out], ...], "meta": ...}; with ``arrays`` the circuits
+        as their (n, 4) array (a solution file's writer takes it, toolkit.outdir)."""
+        d = {"circuits": self.circuits() if arrays else self.circuits().tolist()}
         if self.meta:
             d["meta"] = self.meta
         return d

@@ -26,6 +26,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -298,7 +299,7 @@ def _task(data, src, variant, cfg, key, solutions=None, write=True):
 
         cfg = replace(cfg, iis_path=str(iis_path(solutions, src, v.label)))
     try:
-        rec = run_task(inst, src, v.method, cfg, want_solution=solutions is not None)
+        rec = run_task(inst, src, v.method, cfg, want_solution=solutions is not None and "file")
     except (InstanceError, NotApplicable) as exc:
         return refused("bad_input", str(exc))
     if v.options:
@@ -415,10 +416,12 @@ def _run(tasks, cfg, workers, client, sink, report, progress, solutions=None,
             run_pool(_task, tasks, cfg, n, collect, solutions, _modules(_methods(tasks)),
                      _kernels(tasks, cfg), thread_cap(cores(), n))
         else:
-            for i, t in enumerate(tasks):
+            loaded = -1
+            for t in tasks:
                 collect(_task(*t[:3], cfg, t[3], solutions))
-                if i == 0 and freeze is not None:
-                    freeze()            # the modules and kernels the first task loaded
+                if freeze is not None and len(sys.modules) != loaded:
+                    freeze()            # the modules and kernels a task loaded (the first
+                    loaded = len(sys.modules)   # of each method): kept, not traversed
     finally:
         bar.close()
         for _, status, msg in sorted(refused, key=lambda r: r[0]):   # in task order, once

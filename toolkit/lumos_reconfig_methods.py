@@ -480,4 +480,5 @@ register_problem(Problem(
     default_method="itv-mdmcf",
     bound=lex_bound,
     generator=Generator(generate, GEN_PARAMS),
+    solution_to_file=lambda conf: conf.to_dict(arrays=True),
 ))

@@ -219,3 +219,31 @@ def test_a_dag_changed_after_it_was_built_is_reduced_as_it_is_now():
     fresh = dd.reduce_dag(dd.FullDag(list(g.names), list(g.dur), list(g.comm), list(g.edges),
                                      g.tasks))
     assert np.array_equal(red["deps"], fresh["deps"]) and red["release"].max() >= 5.0
+
+
+def test_the_checkers_counts_are_the_set_counts_of_circuits_and_links():
+    """Kept circuits (by the old configuration's port map), kept links (by sorted look-up)
+    and realized links (by bincount) count what sets of keys and np.add.at count."""
+    from instances.lumos import OcsConfig
+    from instances.lumos_check import check_config, old_paths, realized_topology
+
+    inst = instances.load_instance("instances/lumos/cross-rings-P8.json")
+    rng = np.random.default_rng(11)
+    for t in range(25):
+        perm = inst.old.perm.copy()
+        m = int(rng.integers(0, 30))
+        perm[tuple(rng.integers(0, s, m) for s in perm.shape)] = rng.integers(-1, perm.shape[2], m)
+        if t % 4 == 0:
+            perm = np.where(rng.random(perm.shape) < .6, rng.permuted(
+                np.broadcast_to(np.arange(perm.shape[2]), perm.shape), axis=2), -1)
+        paths, old = fibre_paths(inst.fabric, inst.wire, perm), old_paths(inst)
+        _, m = check_config(inst, OcsConfig(perm))
+        kept = len(set(paths["circuit"].tolist()) & set(old["circuit"].tolist()))
+        assert m["circuits_added"] == len(paths["circuit"]) - kept
+        assert m["circuits_removed"] == len(old["circuit"]) - kept
+        new_l, old_l = ({x for x in p["link"].tolist() if x >= 0} for p in (paths, old))
+        assert m["links_added"] == len(new_l - old_l) and m["links_removed"] == len(old_l - new_l)
+        R = np.zeros((inst.fabric.H, inst.fabric.pods, inst.fabric.pods), dtype=np.int64)
+        b = paths["bidir"] & (paths["src_pod"] != paths["dst_pod"])
+        np.add.at(R, (paths["h"][b], paths["src_pod"][b], paths["dst_pod"][b]), 1)
+        assert np.array_equal(realized_topology(inst.fabric, paths), R)

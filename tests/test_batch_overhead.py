@@ -107,3 +107,46 @@ def test_a_solution_file_from_arrays_is_the_file_from_lists(tmp_path):
     assert filed["solution"]["circuits"].tolist() == listed["solution"]["circuits"]
     assert record_json(filed) == record_json(listed)
     assert json.loads(record_json(filed))["solution"] == listed["solution"]
+
+
+def test_the_records_csv_is_fsynced_in_a_thread_and_at_the_end(tmp_path, monkeypatch):
+    """Once a second the CSV's fsync is asked of a thread (the batch does not wait on the
+    disk); the batch's end waits for it and fsyncs what came after; nothing is lost."""
+    import os
+
+    import toolkit.batch as tb
+    import toolkit.io as tio
+
+    synced = []
+    monkeypatch.setattr(tio.os, "fsync", lambda fd: synced.append(os.fstat(fd).st_size))
+    clock = [0.0]
+    monkeypatch.setattr(tb.time, "monotonic", lambda: clock[0])
+    sink = CsvSink(tmp_path / "records.csv")
+    sink.append(_row("k1"))                          # the header: a rewrite, no fsync
+    sink.append(_row("k2", path="/x/b.json"))        # within the second: none asked
+    clock[0] = 1.5
+    sink.append(_row("k3", path="/x/c.json"))        # asked of the thread
+    sink._syncer.close()                             # (its fsync done)
+    sink._syncer = None
+    assert len(synced) == 1
+    clock[0] = 1.7
+    sink.append(_row("k4", path="/x/d.json"))
+    sink.sync()                                      # the end: the rest
+    size = (tmp_path / "records.csv").stat().st_size
+    assert synced[-1] == size and len(synced) == 2
+    sink.sync()                                      # nothing new: no fsync
+    assert len(synced) == 2
+    assert [r["run_key"] for r in read_records(tmp_path / "records.csv")[1]] == ["k1", "k2", "k3", "k4"]
+
+
+def test_a_failed_background_fsync_is_raised_at_the_end(tmp_path, monkeypatch):
+    import toolkit.io as tio
+
+    def broken(fd):
+        raise OSError(5, "Input/output error")
+    monkeypatch.setattr(tio.os, "fsync", broken)
+    (tmp_path / "f").write_text("x")
+    syncer = tio.BackgroundSync(tmp_path / "f")
+    syncer.request()
+    with pytest.raises(OSError, match="Input/output"):
+        syncer.close()

@@ -1,9 +1,9 @@
 """Batch runs: many (instance file, method) tasks, resumable, local processes or Dask.
 
 Each finished task is appended to the CSV at once (flushed: an interrupted or killed batch
-loses nothing finished; fsynced at most once a second and at the end, so that a machine
-crash loses at most the last second's rows, where an fsync per row cost each task a few
-ms, issue 29 item 3). Each row carries its ``run_key``
+loses nothing finished; fsynced at most once a second, in a thread the batch does not wait
+for, and at the end, so that a machine crash loses at most the last second's rows, where
+an fsync per row cost each task a few ms, issue 29 item 3). Each row carries its ``run_key``
 (:mod:`toolkit.run_keys`): a hash of the resolved file path, the file's content, the method
 (its variant label, :mod:`toolkit.variants`) and every setting that changes a result
 (backend, time limit, MIP gap, ``--param``, and the ``--option`` values the method
@@ -37,7 +37,7 @@ from toolkit.batch_dask import SchedulerError  # noqa: F401 - bad --scheduler (s
 from toolkit.batch_dask import dask_client, dask_thread_cap, run_dask
 from toolkit.batch_pool import cores, run_pool, thread_cap
 from toolkit.heap import heap_frozen
-from toolkit.io import write_text_atomic
+from toolkit.io import BackgroundSync, fsync_path, write_text_atomic
 from toolkit.outdir import RecordsError, null_nonfinite, read_records  # noqa: F401
 from toolkit.registry import RunConfig, problem
 from toolkit.run import CORE_FIELDS, NotApplicable, check_applicable, run_task
@@ -80,8 +80,9 @@ class CsvSink:
         self.header: list[str] = []
         self.rows: list[dict] = []
         self.clean = True               # False: the file must be rewritten, not appended to
-        self._synced = time.monotonic()   # the last fsync of an appended row
-        self._unsynced = False
+        self._synced = time.monotonic()   # the last fsync asked of appended rows
+        self._unsynced = False            # rows appended since
+        self._syncer = None               # toolkit.io.BackgroundSync, from the first ask
         if self.path is not None and (self.path.exists() or self.path.is_symlink()):
             self.header, self.rows, self.clean = read_records(self.path)   # RecordsError
         self._index()
@@ -128,21 +129,21 @@ class CsvSink:
             return
         with self.path.open("a", newline="") as fh:
             csv.DictWriter(fh, self.header, extrasaction="ignore").writerow(row)
-            fh.flush()
-            if time.monotonic() - self._synced >= SYNC_S:
-                os.fsync(fh.fileno())
-                self._synced = time.monotonic()
-            else:
-                self._unsynced = True
+        self._unsynced = True
+        if time.monotonic() - self._synced >= SYNC_S:
+            if self._syncer is None:
+                self._syncer = BackgroundSync(self.path)
+            self._syncer.request()          # done in its thread: the batch goes on
+            self._synced, self._unsynced = time.monotonic(), False
 
     def sync(self) -> None:
-        """fsync the rows appended since the last fsync (the batch's end)."""
+        """Wait for the fsync asked last, and fsync the rows appended since (the batch's
+        end)."""
+        syncer, self._syncer = self._syncer, None
+        if syncer is not None:
+            syncer.close()
         if self._unsynced and self.path is not None and self.path.exists():
-            fd = os.open(self.path, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            fsync_path(self.path)
         self._unsynced = False
 
     def _rewrite(self) -> None:

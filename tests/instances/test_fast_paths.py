@@ -247,3 +247,24 @@ def test_the_checkers_counts_are_the_set_counts_of_circuits_and_links():
         b = paths["bidir"] & (paths["src_pod"] != paths["dst_pod"])
         np.add.at(R, (paths["h"][b], paths["src_pod"][b], paths["dst_pod"][b]), 1)
         assert np.array_equal(realized_topology(inst.fabric, paths), R)
+
+
+@pytest.mark.parametrize("twice", [False, True])
+def test_the_critical_path_is_the_longest_path_with_repeated_dependencies_or_not(twice):
+    """The horizon check's longest path (one topological pass, the order the instance's
+    acyclicity check found) is the one a pass with np.maximum.at finds, also when a file
+    lists a dependency twice."""
+    from instances.dag import topological_order
+    from instances.delta_input import _critical_path
+
+    data = copy.deepcopy(DERIVED)
+    if twice:
+        data["deps"] = data["deps"] + data["deps"][:5]
+    inst = instances.from_dict(data)
+    M, pre, suc = inst.n_tasks, inst.deps[:, 0].astype(int), inst.deps[:, 1].astype(int)
+    dur = inst.volume / (inst.flows * inst.bandwidth)
+    es = inst.release.astype(float).copy()
+    for m in topological_order(M, pre, suc):
+        out = pre == m
+        np.maximum.at(es, suc[out], es[m] + dur[m] + inst.deps[out, 2])
+    assert _critical_path(inst) == max(inst.q0, float(np.max(es + dur + inst.tail)))

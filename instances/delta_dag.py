@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from instances.dag import topological_order
-from instances.delta_models import Job, backward_ms, dp_volume_mb, forward_ms, pp_volume_mb
+from instances.delta_models import Job, dp_volume_mb, pp_volume_mb, stage_times
 
 
 @dataclass
@@ -154,7 +154,7 @@ def build_full_dag(job: Job) -> tuple[FullDag, Layout]:
     numbers, the same numbers the builder computes."""
     job.validate()
     L = Layout(job, canonical=job.replicas == "canonical")
-    tF, tB = forward_ms(job), backward_ms(job)
+    tF, tB = stage_times(job)
     v_dps, v_pp = dp_volume_mb(job), pp_volume_mb(job)
     key = (L.R, L.P, job.micro_batches, L.ns, L.sp, L.canonical, job.p2p_mode, job.dp_ring,
            tuple(L.R > 1 and v > 0 for v in v_dps))

@@ -297,7 +297,7 @@ def job_size(job) -> tuple[int, int]:
 
 def guard_job(job) -> None:
     """Refuse a job whose DAG or compute time is absurd, before anything is built."""
-    from instances.delta_models import backward_ms, forward_ms, pp_volume_mb
+    from instances.delta_models import pp_volume_mb, stage_times
 
     M, nodes = job_size(job)
     # the reduction's two M x M float matrices, its distance vectors (about one per
@@ -308,7 +308,7 @@ def guard_job(job) -> None:
     if not intra <= MAX_HORIZON_MS:
         raise InstanceError("job.intra_bandwidth_gbps", f"an intra-pod activation transfer takes "
                             f"{intra:.3g} ms, over the {MAX_HORIZON_MS:g} ms horizon")
-    tF, tB = forward_ms(job), backward_ms(job)
+    tF, tB = stage_times(job)
     busiest = max(range(job.pp), key=lambda s: tF[s] + tB[s])
     compute = job.micro_batches * (tF[busiest] + tB[busiest]) + job.opt_ms   # N forwards + N backwards
     if not compute <= MAX_HORIZON_MS:

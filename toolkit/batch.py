@@ -224,6 +224,7 @@ def plan(paths, methods: list[Variant] | None, cfg: RunConfig, done: dict, repor
     if keyless not in ("rerun", "keep"):
         raise ValueError(f"keyless must be 'rerun' or 'keep', got {keyless!r}")
     tasks, files, seen = [], [], set()
+    base = None if base is None else Path(base).resolve()
     for p in map(Path, paths):
         found = instance_files([p])
         if p.is_dir() and not found:    # a folder without instances: a wrong path, not "0 ran"
@@ -232,8 +233,8 @@ def plan(paths, methods: list[Variant] | None, cfg: RunConfig, done: dict, repor
             real = os.path.realpath(f)          # (Path.resolve raises on a link loop)
             if real not in seen:
                 seen.add(real)
-                files.append(f)
-    for path in files:
+                files.append((f, Path(real)))
+    for path, real in files:            # each file resolved once (a resolve is 30-60 us)
         src = str(path)
         try:
             data = instances.read_json(path)
@@ -248,7 +249,8 @@ def plan(paths, methods: list[Variant] | None, cfg: RunConfig, done: dict, repor
             report.bad_input.append(f"{src}: {type(exc).__name__}: {exc}")
             continue
         prob = problem(data["problem"])
-        report.files.append((shown_path(path, base), str(path.resolve())))
+        shown = shown_path(real, base, resolved=True)
+        report.files.append((shown, str(real)))
         names = [v for v in methods if v.method in prob.methods] if methods else \
             [Variant(prob.default_method)]
         if methods and not names:
@@ -256,10 +258,11 @@ def plan(paths, methods: list[Variant] | None, cfg: RunConfig, done: dict, repor
                                    f"(its methods: {', '.join(prob.methods)})")
         for v in names:
             method, vcfg = prob.methods[v.method], v.config(cfg)
-            key = run_key(path, digest, v.label, vcfg, base, {o.name for o in method.options})
+            key = run_key(path, digest, v.label, vcfg, base, {o.name for o in method.options},
+                          shown)
             found = done_key(done, v.label, key["run_key"],
-                              lambda: run_key(path, digest, v.label, vcfg, base)["run_key"])
-            legacy = ("keyless", str(path.resolve()), v.label)
+                              lambda: run_key(path, digest, v.label, vcfg, shown=shown)["run_key"])
+            legacy = ("keyless", str(real), v.label)
             if found or (keyless == "keep" and legacy in done):
                 report.keys.append(found or legacy)
                 report.skipped_done += 1
@@ -296,9 +299,10 @@ def _task(data, src, variant, cfg, key, solutions=None, write=True):
     if solutions is not None:
         from dataclasses import replace
 
-        from toolkit.outdir import iis_path
+        from toolkit.outdir import run_name
 
-        cfg = replace(cfg, iis_path=str(iis_path(solutions, src, v.label)))
+        name = run_name(src, v.label)          # the files' names, once
+        cfg = replace(cfg, iis_path=str(Path(solutions) / f"{name}.iis.ilp"))
     try:
         rec = run_task(inst, src, v.method, cfg, want_solution=solutions is not None and "file")
     except (InstanceError, NotApplicable) as exc:
@@ -309,7 +313,7 @@ def _task(data, src, variant, cfg, key, solutions=None, write=True):
     if solutions is not None and write:
         from toolkit.outdir import write_solution
 
-        write_solution(solutions, rec)
+        write_solution(solutions, rec, name)
         rec.pop("solution", None)
     return rec
 

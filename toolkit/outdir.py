@@ -195,13 +195,15 @@ def json_default(o):
     return str(o)
 
 
-def write_solution(folder: str | Path, rec: dict) -> Path | None:
-    """Write the record (with its ``solution``) to its solution file; None without one."""
+def write_solution(folder: str | Path, rec: dict, name: str | None = None) -> Path | None:
+    """Write the record (with its ``solution``) to its solution file; None without one.
+    ``name``: its :func:`run_name`, when the caller made it already."""
     from toolkit.io import write_text_atomic
 
     if rec.get("solution") is None:
         return None
-    path = solution_path(folder, rec["instance"], rec.get("variant") or rec["method"])
+    name = name or run_name(rec["instance"], rec.get("variant") or rec["method"])
+    path = Path(folder) / f"{name}.json"
     write_text_atomic(path, record_json(rec) + "\n")
     return path
 

@@ -323,9 +323,9 @@ def parse_topology(d: dict, fabric: Fabric, key: str = "topology") -> np.ndarray
     selfl = np.flatnonzero(r[:, 1] == r[:, 2])
     if len(selfl):
         raise InstanceError(f"links[{selfl[0]}]", f"a link from Pod {r[selfl[0], 1]} to itself (i == j)")
-    C = np.zeros((H, P, P), dtype=np.int64)
-    np.add.at(C, (r[:, 0], r[:, 1], r[:, 2]), r[:, 3])
-    np.add.at(C, (r[:, 0], r[:, 2], r[:, 1]), r[:, 3])
+    cells = np.concatenate([(r[:, 0] * P + r[:, 1]) * P + r[:, 2], (r[:, 0] * P + r[:, 2]) * P + r[:, 1]])
+    counts = np.bincount(cells, weights=np.tile(r[:, 3], 2), minlength=H * P * P)
+    C = counts.astype(np.int64).reshape(H, P, P)     # sums of counts <= k_spine: exact
     return validate_topology(C, fabric, "links")
 
 
@@ -335,11 +335,14 @@ def validate_topology(C, fabric: Fabric, field_name: str = "topology") -> np.nda
     def at(*idx) -> str:
         return field_name if field_name == "links" else field_name + "".join(f"[{x}]" for x in idx)
 
-    C = np.asarray(C, dtype=float)
+    C = np.asarray(C)
+    if C.dtype.kind not in "iu":                # integers need no finiteness or rounding check
+        C = np.asarray(C, dtype=float)
     shape = (fabric.H, fabric.pods, fabric.pods)
     if C.shape != shape:
         raise InstanceError(field_name, f"must have shape {shape} (H, P, P), got {C.shape}")
-    bad = np.argwhere(~np.isfinite(C) | (C != np.round(C)) | (C < 0))
+    bad = np.argwhere(C < 0) if C.dtype.kind in "iu" else \
+        np.argwhere(~np.isfinite(C) | (C != np.round(C)) | (C < 0))
     if len(bad):
         raise InstanceError(at(*bad[0]), "entries must be non-negative integers")
     C = C.astype(np.int64)

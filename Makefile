@@ -52,7 +52,7 @@ lock:
 	$(PYTHON) -m venv --clear .lockenv
 	.lockenv/bin/python -m pip install -q --disable-pip-version-check uv==$(UV_VERSION)
 	echo "setuptools>=68" | .lockenv/bin/uv pip compile pyproject.toml - --extra test \
-	    --extra distributed --universal --python-version $(LOCK_PYTHON) --fork-strategy fewest \
+	    --extra distributed --extra docs --universal --python-version $(LOCK_PYTHON) --fork-strategy fewest \
 	    --generate-hashes $(LOCK_UPGRADE) -o $(LOCK)
 	rm -rf .lockenv $(STAMP)
 	$(MAKE) test

@@ -70,14 +70,16 @@ def methods(*names: str) -> str:
                                      ("a relaxation: not ranked", m.relaxation)) if on]
             rows.append([f"`{m.name}`", m.kind, m.summary + (f" ({'; '.join(notes)})" if notes else "")])
         out += [_table(["method", "kind", "what"], rows), ""]
+        shared: dict[tuple, list[str]] = {}          # methods that declare the same options
         for m in p.methods.values():
-            if not m.options:
-                continue
-            out.append(f"Options of `{m.name}` (`--option NAME=VALUE`):\n")
+            if m.options:
+                shared.setdefault(tuple(m.options), []).append(f"`{m.name}`")
+        for opts, names in shared.items():
+            out.append(f"Options of {', '.join(names)} (`--option NAME=VALUE`):\n")
             out.append(_table(["option", "type", "default", "values", "what"],
                               [[f"`{o.name}`", "bool" if o.kind is bool else o.kind.__name__,
                                 f"`{int(o.default) if o.kind is bool else o.default}`",
-                                _range(o), o.help] for o in m.options]))
+                                _range(o), o.help] for o in opts]))
             out.append("")
     out.append(f"Model methods run with a budget of {DEFAULT_TIME_LIMIT:g} s unless `--time-limit` "
                f"says otherwise; heuristics have none (generated from `toolkit.registry`; "

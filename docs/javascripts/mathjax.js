@@ -1,7 +1,10 @@
-// MathJax for pymdownx.arithmatex (generic mode): $...$ and \(...\) inline, $$...$$ blocks.
+// MathJax for pymdownx.arithmatex (generic mode): \(...\) inline, \[...\] blocks; textmacros
+// lets \text{...} hold \texttt{...} (the constraint names beside the equations).
 window.MathJax = {
+  loader: {load: ["[tex]/textmacros"]},
   tex: {inlineMath: [["\\(", "\\)"]], displayMath: [["\\[", "\\]"]],
-        processEscapes: true, processEnvironments: true},
+        processEscapes: true, processEnvironments: true,
+        packages: {"[+]": ["textmacros"]}},
   options: {ignoreHtmlClass: ".*|", processHtmlClass: "arithmatex"}
 };
 document$.subscribe(() => {

@@ -1,4 +1,5 @@
-# Entry points (README Quickstart): `make demo`, `make test`; `make lock` refreshes the lock.
+# Entry points (README Quickstart): `make demo`, `make test`; `make docs` builds the documentation
+# site; `make lock` refreshes the lock.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -8,7 +9,7 @@ LOCK   := requirements.lock
 UV_VERSION := 0.13.9
 LOCK_PYTHON := 3.10
 
-.PHONY: demo test install lock clean
+.PHONY: demo test docs install lock clean
 
 # The venv holds exactly the locked versions (hash-checked, no resolver, no build step
 # that downloads anything); the project itself is installed editable without build
@@ -44,6 +45,12 @@ demo: install
 test: install
 	$(PY) -m pytest -q
 
+# The documentation site (docs/, mkdocs.yml) into site/: warnings, broken links included, are
+# errors; the methods, options, instance schemas, CLI reference and reproduce targets are
+# generated from the code while it builds (docs/hooks.py, toolkit/docgen.py).
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
+
 # Refresh the lock on purpose: newest versions the pyproject ranges admit, for every
 # Python from $(LOCK_PYTHON) on (one universal file), then reinstall and run the suite.
 # `make lock LOCK_UPGRADE=` adds a new dependency but keeps every existing pin.
@@ -52,10 +59,10 @@ lock:
 	$(PYTHON) -m venv --clear .lockenv
 	.lockenv/bin/python -m pip install -q --disable-pip-version-check uv==$(UV_VERSION)
 	echo "setuptools>=68" | .lockenv/bin/uv pip compile pyproject.toml - --extra test \
-	    --extra distributed --universal --python-version $(LOCK_PYTHON) --fork-strategy fewest \
+	    --extra distributed --extra docs --universal --python-version $(LOCK_PYTHON) --fork-strategy fewest \
 	    --generate-hashes $(LOCK_UPGRADE) -o $(LOCK)
 	rm -rf .lockenv $(STAMP)
 	$(MAKE) test
 
 clean:
-	rm -rf $(VENV) .lockenv .pytest_cache
+	rm -rf $(VENV) .lockenv .pytest_cache site

@@ -9,7 +9,9 @@ LumosCore reconfigurations (``generate lumos-reconfig --pods 64 --k-leaf 8 --k-s
 where at 1 batch worker it would run them on 2, the whole machine being its share) and
 DELTA-Fast (``generations=10, pop=16``: a bounded GA, its result independent of the clock)
 on the Megatron-177B job at a sweep of link bandwidths. 64 tasks, 3 repeats (median
-reported); ``--quick``: 16 tasks, 1 repeat.
+reported; 2 repeats above 4 cores, where a repeat holds more worker counts, so that a
+16-core run stays within 10 minutes); ``--quick``: 16 tasks, 1 repeat. The report is
+written after each repeat.
 
 Each batch runs in a fresh process (``python -c`` calling ``solve.main``, as ``solve.py
 batch`` does after its imports), so every run pays its own start-up: ``wall_s`` is the
@@ -125,6 +127,8 @@ class DaskCluster:
 
     def __init__(self, workers: int, folder: Path):
         exe = Path(sys.executable).parent / "dask"
+        if not exe.exists():        # an install beside the interpreter's (pip --target)
+            exe = Path(shutil.which("dask") or exe)
         self.file = folder / "scheduler.json"
         self.file.unlink(missing_ok=True)
         quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
@@ -175,10 +179,11 @@ def ceiling(workers: int, loops: int = 3_000_000) -> float:
     return workers * one / wall(workers)
 
 
-def measure(folder: Path, runs: Path, cores: int, repeats: int) -> tuple[pd.DataFrame, list]:
+def measure(folder: Path, runs: Path, cores: int, repeats: int,
+            first: int = 0) -> tuple[pd.DataFrame, list]:
     """Every (mode, workers, repeat): one row each; and the record tables."""
     rows, tables = [], []
-    for rep in range(repeats):
+    for rep in range(first, first + repeats):
         ceil = {w: ceiling(w) for w in worker_counts(cores)}
         for mode in ("pool", "dask"):
             for w in worker_counts(cores):
@@ -199,7 +204,7 @@ def measure(folder: Path, runs: Path, cores: int, repeats: int) -> tuple[pd.Data
                     tables.append(recs2)
                 rows.append(row)
                 tables.append(recs)
-                print(f"batch-scaling: {mode} x{w} (repeat {rep + 1}/{repeats}): "
+                print(f"batch-scaling: {mode} x{w} (repeat {rep + 1}): "
                       f"{r['wall_s']:.1f} s, load {r['load']:.1f}", file=sys.stderr, flush=True)
     return pd.DataFrame(rows), tables
 
@@ -297,20 +302,26 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
     from toolkit.threads import cores as cpu_count
 
     cores = cpu_count()
-    n_each, repeats = (8, 1) if quick else (32, 3)
+    n_each, repeats = (8, 1) if quick else (32, 3 if cores <= 4 else 2)
     tmp = Path(tempfile.mkdtemp(prefix="batch-scaling-"))
     try:
         folder = tmp / "instances"
         make_instances(folder, n_each)
-        df, tables = measure(folder, tmp, cores, repeats)
-        parts = stages(folder, tmp)
+        dfs, tables, parts = [], [], None
+        for rep in range(repeats):  # the report after each repeat: a cut-off run keeps some
+            df, more = measure(folder, tmp, cores, 1, first=rep)
+            dfs.append(df)
+            tables += more
+            if parts is None:
+                parts = stage_table(stages(folder, tmp))
+            same, pairs = objectives_equal(tables)
+            s = summarize(pd.concat(dfs, ignore_index=True))
+            s["objectives_equal"] = f"{same}/{pairs}"
+            report = _report(out_dir, quick, s, pd.concat(dfs, ignore_index=True), cores,
+                             2 * n_each, rep + 1, same == pairs, parts)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    same, pairs = objectives_equal(tables)
-    s = summarize(df)
-    s["objectives_equal"] = f"{same}/{pairs}"
-    return _report(out_dir, quick, s, df, cores, 2 * n_each, repeats, same == pairs,
-                   stage_table(parts))
+    return report
 
 
 STAGE_COLS = ("read", "build", "check", "solution", "row")

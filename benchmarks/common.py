@@ -11,6 +11,19 @@ import pandas as pd
 import scipy
 
 
+def _more_versions() -> str:
+    """numba and pandas, where installed (their versions move timings too)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = ""
+    for pkg in ("numba", "pandas"):
+        try:
+            out += f", {pkg} {version(pkg)}"
+        except PackageNotFoundError:
+            pass
+    return out
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -27,7 +40,7 @@ def machine() -> str:
     from toolkit.versions import versions_text
 
     return (f"{cpu}, {os.cpu_count()} cores; Python {sys.version.split()[0]}, numpy {np.__version__}, "
-            f"scipy {scipy.__version__}; solvers: {versions_text()}{load}")
+            f"scipy {scipy.__version__}{_more_versions()}; solvers: {versions_text()}{load}")
 
 
 def md_table(df: pd.DataFrame, floatfmt: str = ".4g") -> str:

@@ -10,7 +10,7 @@ import json
 from contextlib import contextmanager
 from pathlib import Path
 
-from instances.errors import InstanceError, check_tree, int_rows_kept, known_fields, text
+from instances.errors import InstanceError, check_tree, int_rows_kept, known_fields, obj, text
 
 FORMAT = 1
 COMMON_FIELDS = ("problem", "format", "name", "meta")   # every type; each class adds FIELDS
@@ -66,8 +66,7 @@ def instance_type(d, source: str | None = None):
         fmt = d.get("format", FORMAT)
         if isinstance(fmt, bool) or fmt != FORMAT:
             raise InstanceError("format", f"unsupported format {fmt!r} (expected {FORMAT})")
-        if not isinstance(d.get("meta", {}), dict):
-            raise InstanceError("meta", "must be a JSON object")
+        obj("meta", d.get("meta", {}))
         if "name" in d:
             text("name", d["name"])
         return instance_class(d["problem"])

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from instances.errors import InstanceError, known_fields, number, obj, seq, text
+from instances.errors import InstanceError, known_fields, number, obj, seq, text, tracing
 from instances.limits import guard
 
 MAX_HORIZON_MS = 1e6        # any time, and the iteration's critical path at full rate
@@ -208,7 +208,7 @@ def _deps(raw, M: int) -> np.ndarray:
     seq("deps", raw)
     ok_types = all(type(r) is list and len(r) == 3 and type(r[0]) is int and type(r[1]) is int
                    and type(r[2]) in (int, float) for r in raw)
-    if ok_types:
+    if ok_types and not tracing():
         arr = np.array(raw, dtype=float).reshape(-1, 3)
         ij = arr[:, :2]
         if not len(arr) or (np.all((ij >= 0) & (ij < M)) and np.all(arr[:, 2] >= 0)

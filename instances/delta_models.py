@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
-from instances.errors import InstanceError, known_fields, number, obj, seq, text
+from instances.errors import InstanceError, boolean, choice, known_fields, number, obj, seq, text
 
 
 @dataclass(frozen=True)
@@ -115,9 +115,7 @@ def arch_from_dict(a: dict, where: str = "job.arch") -> Arch:
         elif key in ("layers", "hidden", "heads", "vocab"):
             raise InstanceError(f"{where}.{key}", "missing (needed for a custom model)")
     if "swiglu" in a:
-        if not isinstance(a["swiglu"], bool):
-            raise InstanceError(f"{where}.swiglu", f"must be true or false, got {a['swiglu']!r}")
-        kw["swiglu"] = a["swiglu"]
+        kw["swiglu"] = boolean(f"{where}.swiglu", a["swiglu"])
     mla = obj(f"{where}.mla", a.get("mla", {}))
     if mla:
         known_fields(f"{where}.mla", mla, MLA_KEYS)
@@ -280,12 +278,9 @@ class Job:
         if 0 < self.intra_bandwidth_gbps < MIN_GBPS:
             raise InstanceError("job.intra_bandwidth_gbps", f"must be 0 (= bandwidth_gbps) or >= "
                                 f"{MIN_GBPS:g}, got {self.intra_bandwidth_gbps!r}")
-        if self.p2p_mode not in ("megatron_blocking", "async"):
-            raise InstanceError("job.p2p_mode", f"must be megatron_blocking or async, got {self.p2p_mode!r}")
-        if self.dp_ring not in ("bidirectional", "unidirectional"):
-            raise InstanceError("job.dp_ring", f"must be bidirectional or unidirectional, got {self.dp_ring!r}")
-        if self.replicas not in ("canonical", "full"):
-            raise InstanceError("job.replicas", f"must be canonical or full, got {self.replicas!r}")
+        choice("job.p2p_mode", self.p2p_mode, ("megatron_blocking", "async"))
+        choice("job.dp_ring", self.dp_ring, ("bidirectional", "unidirectional"))
+        choice("job.replicas", self.replicas, ("canonical", "full"))
         n_s = self.n_s
         if self.moe and n_s % self.tp:
             raise InstanceError("job.tp", f"EP*ETP={n_s} must be a multiple of tp={self.tp}")
@@ -431,9 +426,7 @@ def profile_from_dict(d, where: str = "job.profile") -> dict:
     if "pp_mb" in d:         # needed when pp > 1 (Job.validate)
         out["pp_mb"] = number(f"{where}.pp_mb", d["pp_mb"], lo=0.0, hi=MAX_PROFILE_MB, strict_lo=True)
     if "moe" in d:
-        if not isinstance(d["moe"], bool):
-            raise InstanceError(f"{where}.moe", f"must be true or false, got {d['moe']!r}")
-        out["moe"] = d["moe"]
+        out["moe"] = boolean(f"{where}.moe", d["moe"])
     if "source" in d:
         out["source"] = text(f"{where}.source", d["source"], max_len=1000)
     if "settings" in d:

@@ -9,6 +9,32 @@ from itertools import chain
 import numpy as np
 
 
+# toolkit.schema derives the instance files' JSON Schemas from these checks: while it loads
+# its corpus, _TRACE collects (check, field, rules) of every call of the helpers below, and
+# the loaders' bulk fast paths take their per-entry walk instead (tracing()).
+_TRACE: list | None = None
+
+
+def tracing() -> bool:
+    """True while toolkit.schema records the checks (bulk fast paths then check entry by entry)."""
+    return _TRACE is not None
+
+
+class PerInstance(int):
+    """A bound that depends on the instance (an index below its count of links, Pods,
+    groups): the loader checks it, a JSON Schema cannot state it (toolkit.schema leaves it
+    out). Give such bounds as ``per_instance(n)``."""
+
+
+def per_instance(bound: int) -> int:
+    return PerInstance(bound)
+
+
+def _fixed(bound):
+    """A bound as toolkit.schema records it: None where it depends on the instance."""
+    return None if isinstance(bound, PerInstance) else bound
+
+
 class InstanceError(ValueError):
     """Bad input. ``str(err)`` is one line: ``<file>: field '<field>': <what is wrong>``."""
 
@@ -47,6 +73,8 @@ def require(d: dict, key: str, kind=None):
 def as_matrix(field: str, value, square: bool = True, nonneg: bool = True,
               integral: bool = False) -> np.ndarray:
     """A 2-D finite float matrix from nested lists, with shape/sign/integrality checks."""
+    if _TRACE is not None:
+        _TRACE.append(("matrix", field, {"nonneg": nonneg, "integral": integral}))
     if isinstance(value, list) and not all(
             isinstance(row, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
                                           for v in row) for row in value):
@@ -90,6 +118,9 @@ def number(field: str, v, *, integer: bool = False, lo=None, hi=None, strict_lo:
     rejected, never converted; integers must fit int64. ``lo``/``hi`` are inclusive bounds
     (``strict_lo``: v > lo). numpy scalars from generators are accepted like Python ones.
     """
+    if _TRACE is not None:
+        _TRACE.append(("integer" if integer else "number", field,
+                       {"lo": _fixed(lo), "hi": _fixed(hi), "strict_lo": strict_lo}))
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, _REAL):
         want = "an integer" if integer else "a number"
         raise InstanceError(field, f"must be {want}, got {type(v).__name__} {short(v)}")
@@ -113,6 +144,8 @@ def number(field: str, v, *, integer: bool = False, lo=None, hi=None, strict_lo:
 
 def text(field: str, v, max_len: int = 200) -> str:
     """A JSON string field (names), at most ``max_len`` characters."""
+    if _TRACE is not None:
+        _TRACE.append(("string", field, {"max_len": max_len}))
     if not isinstance(v, str):
         raise InstanceError(field, f"must be a string, got {type(v).__name__}")
     if len(v) > max_len:
@@ -120,8 +153,30 @@ def text(field: str, v, max_len: int = 200) -> str:
     return v
 
 
+def choice(field: str, v, options) -> str:
+    """A JSON string field that must be one of ``options``."""
+    if _TRACE is not None:
+        _TRACE.append(("string", field, {"max_len": None, "enum": tuple(options)}))
+    if not isinstance(v, str):
+        raise InstanceError(field, f"must be a string, got {type(v).__name__}")
+    if v not in options:
+        raise InstanceError(field, f"must be one of {', '.join(options)}, got {short(v)}")
+    return v
+
+
+def boolean(field: str, v) -> bool:
+    """A JSON ``true``/``false`` field (never a number or a string)."""
+    if _TRACE is not None:
+        _TRACE.append(("boolean", field, {}))
+    if not isinstance(v, (bool, np.bool_)):
+        raise InstanceError(field, f"must be true or false, got {short(v)}")
+    return bool(v)
+
+
 def obj(field: str, v) -> dict:
     """A JSON object field (a list or a number where an object is expected is named)."""
+    if _TRACE is not None:
+        _TRACE.append(("object", field, {}))
     if not isinstance(v, dict):
         raise InstanceError(field, f"must be an object, got {_json_type(v)}")
     return v
@@ -129,6 +184,8 @@ def obj(field: str, v) -> dict:
 
 def seq(field: str, v, max_len: int | None = None) -> list:
     """A JSON list field."""
+    if _TRACE is not None:
+        _TRACE.append(("array", field, {"max_len": _fixed(max_len)}))
     if not isinstance(v, list):
         raise InstanceError(field, f"must be a list, got {_json_type(v)}")
     if max_len is not None and len(v) > max_len:
@@ -138,6 +195,9 @@ def seq(field: str, v, max_len: int | None = None) -> list:
 
 def known_fields(field: str, d: dict, allowed) -> None:
     """Reject keys of ``d`` outside ``allowed``, naming the first and the known ones."""
+    if _TRACE is not None:
+        _TRACE.append(("fields", field, {"allowed": tuple(allowed) if isinstance(allowed, (tuple, list))
+                                         else tuple(sorted(allowed))}))
     unknown = [k for k in d if k not in allowed]
     if unknown:
         where = f"{field}.{unknown[0]}" if field else str(unknown[0])

@@ -32,7 +32,8 @@ from itertools import chain
 
 import numpy as np
 
-from instances.errors import InstanceError, int_rows_of, known_fields, number, obj, seq, short, text
+from instances.errors import (InstanceError, choice, int_rows_of, known_fields, number, obj, seq,
+                              short, text, tracing)
 from instances.lumos_size import guard_reconfig
 
 WIRINGS = ("uniform", "cross", "dual")
@@ -46,10 +47,10 @@ def int_rows(value, field_name: str, width: int, what: str) -> np.ndarray:
     not a list of ``width`` entries, or an entry that is not an integer (a string, a
     boolean, a fraction), raises InstanceError naming it (``links[4]``, ``links[4][3]``)."""
     rows = seq(field_name, value)
-    arr = int_rows_of(rows)             # as the file's check made it (instances.from_dict)
+    arr = None if tracing() else int_rows_of(rows)      # as the file's check made it
     if arr is not None and arr.shape[1] == width:
         return arr
-    if set(map(type, rows)) <= {list} and set(map(len, rows)) <= {width}:
+    if set(map(type, rows)) <= {list} and set(map(len, rows)) <= {width} and not tracing():
         flat = list(chain.from_iterable(rows))
         if set(map(type, flat)) <= {int}:        # the common case: plain JSON integers
             try:
@@ -78,7 +79,7 @@ def int_array(field_name: str, value, shape: tuple, dims: tuple) -> np.ndarray:
         if depth + 1 < len(shape):
             for i, x in enumerate(v):
                 walk(x, f"{path}[{i}]", depth + 1)
-        elif not all(type(x) is int for x in v):
+        elif tracing() or not all(type(x) is int for x in v):
             for i, x in enumerate(v):
                 number(f"{path}[{i}]", x, integer=True)
     walk(value, field_name, 0)
@@ -88,12 +89,12 @@ def int_array(field_name: str, value, shape: tuple, dims: tuple) -> np.ndarray:
 # ----------------------------------------------------------------------------------------
 # fabric
 # ----------------------------------------------------------------------------------------
-def _posint(d: dict, key: str, default=None) -> int:
+def _posint(d: dict, key: str, default=None, where: str = "fabric") -> int:
     if key not in d and default is not None:
         return default
     if key not in d:
-        raise InstanceError(f"fabric.{key}", "missing")
-    return number(f"fabric.{key}", d[key], integer=True, lo=1)
+        raise InstanceError(f"{where}.{key}", "missing")
+    return number(f"{where}.{key}", d[key], integer=True, lo=1)
 
 
 @dataclass(frozen=True)
@@ -148,11 +149,12 @@ class Fabric:
         return self.H * self.pods * self.k_spine // 2
 
     @classmethod
-    def from_dict(cls, d) -> "Fabric":
-        obj("fabric", d)
-        known_fields("fabric", d, FABRIC_KEYS)
-        return cls(_posint(d, "pods"), _posint(d, "k_leaf"), _posint(d, "k_spine"),
-                   _posint(d, "tau", 1), _posint(d, "k_ocs", 512))
+    def from_dict(cls, d, where: str = "fabric") -> "Fabric":
+        """The ``fabric`` object; ``where`` is its path in the file (errors name it)."""
+        obj(where, d)
+        known_fields(where, d, FABRIC_KEYS)
+        return cls(*(_posint(d, k, dflt, where) for k, dflt in
+                     (("pods", None), ("k_leaf", None), ("k_spine", None), ("tau", 1), ("k_ocs", 512))))
 
     def to_dict(self) -> dict:
         return {"pods": self.pods, "k_leaf": self.k_leaf, "k_spine": self.k_spine,
@@ -195,9 +197,7 @@ class Wiring:
 
 def check_wiring_name(name: str) -> str:
     """``name`` if it is a known wiring, else a one-line error naming the field."""
-    if name not in WIRINGS:
-        raise InstanceError("wiring", f"unknown wiring {name!r} (known: {', '.join(WIRINGS)})")
-    return name
+    return choice("wiring", name, WIRINGS)
 
 
 def make_wiring(fabric: Fabric, name: str) -> Wiring:

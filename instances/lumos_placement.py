@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from instances.errors import InstanceError, known_fields, number, obj, seq, text
+from instances.errors import (InstanceError, known_fields, number, obj, per_instance, seq, text,
+                             tracing)
 from instances.lumos import Fabric
 from instances.limits import guard
 
@@ -71,9 +72,9 @@ class Cluster:
         obj("cluster", d)
         known_fields("cluster", d, ("fabric", "gpus_per_server"))
         if "fabric" not in d:
-            raise InstanceError("fabric", "missing")
-        T = number("gpus_per_server", d.get("gpus_per_server", 8), integer=True, lo=1)
-        return cls(Fabric.from_dict(d["fabric"]), T)
+            raise InstanceError("cluster.fabric", "missing")
+        T = number("cluster.gpus_per_server", d.get("gpus_per_server", 8), integer=True, lo=1)
+        return cls(Fabric.from_dict(d["fabric"], "cluster.fabric"), T)
 
 
 JOB_KEYS = ("gpus", "tp", "pp", "dp", "ep")
@@ -231,8 +232,8 @@ def _gpu_culprit(fab: Fabric) -> str:
 
 def _id_list(field_name: str, value, n: int, what: str) -> np.ndarray:
     """A list of distinct ids in [0, n) as int64 (strict: names the first bad entry)."""
-    ids = seq(field_name, value, max_len=n)
-    if all(type(v) is int for v in ids):
+    ids = seq(field_name, value, max_len=per_instance(n))
+    if all(type(v) is int for v in ids) and not tracing():
         arr = np.array(ids, dtype=np.int64) if ids else np.zeros(0, np.int64)
     else:
         arr = np.array([number(f"{field_name}[{k}]", v, integer=True) for k, v in enumerate(ids)],
@@ -289,7 +290,7 @@ class PlacementInstance:
                 raise InstanceError(key, "missing")
         try:
             cl = Cluster.from_dict(d["cluster"])
-        except InstanceError as exc:      # Fabric/Cluster name their fields unqualified
+        except InstanceError as exc:      # a check of the fabric's values names it unqualified
             f = exc.field if exc.field.startswith("cluster") else f"cluster.{exc.field}"
             raise InstanceError(f, exc.msg) from None
         guard_placement(cl)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from instances.errors import InstanceError, known_fields, number, obj, seq, text
+from instances.errors import InstanceError, choice, known_fields, number, obj, seq, text, tracing
 from instances.limits import DEFAULT_GIB, GIB, fmt_bytes, guard, max_bytes
 from instances.lumos_placement import Cluster, Job
 
@@ -98,9 +98,7 @@ def parse_workload(d) -> dict:
     for key in ("kind", "jobs", "rho"):
         if key not in d:
             raise InstanceError(f"workload.{key}", "missing")
-    kind = text("workload.kind", d["kind"])
-    if kind not in WORKLOAD_KINDS:
-        raise InstanceError("workload.kind", f"must be one of {', '.join(WORKLOAD_KINDS)}, got {kind!r}")
+    kind = choice("workload.kind", d["kind"], WORKLOAD_KINDS)
     n = number("workload.jobs", d["jobs"], integer=True, lo=1)
     guard_jobs("workload.jobs", n)
     rho = number("workload.rho", d["rho"], lo=0, strict_lo=True)
@@ -119,7 +117,7 @@ def parse_jobs(rows) -> np.ndarray:
         if not isinstance(r, list) or len(r) != len(ROW):
             raise InstanceError(f"jobs[{k}]", f"must be a list of {len(ROW)} numbers "
                                 f"[{', '.join(ROW)}], got {type(r).__name__} {str(r)[:40]}")
-    if not all(type(v) in (int, float) for r in rows for v in r):
+    if tracing() or not all(type(v) in (int, float) for r in rows for v in r):
         for k, r in enumerate(rows):
             for i, v in enumerate(r):
                 number(f"jobs[{k}][{i}]", v, integer=i in INT_COLS)
@@ -254,9 +252,7 @@ class SimInstance:
         gpus = number("gpus", d["gpus"], integer=True, lo=1)
         ecmp = None
         if "ecmp" in d:
-            ecmp = text("ecmp", d["ecmp"])
-            if ecmp not in ECMP:
-                raise InstanceError("ecmp", f"must be one of {', '.join(ECMP)}, got {ecmp!r}")
+            ecmp = choice("ecmp", d["ecmp"], ECMP)
         w = parse_workload(d["workload"]) if "workload" in d else None
         rows = parse_jobs(d["jobs"]) if w is None else None
         cl = arch_cluster(arch, gpus, ecmp)

@@ -31,7 +31,7 @@ from functools import cached_property
 
 import numpy as np
 
-from instances.errors import InstanceError, known_fields, number, obj, seq, text
+from instances.errors import InstanceError, known_fields, number, obj, per_instance, seq, text
 from instances.lumos import Fabric, OcsConfig, check_wiring_name, int_rows, make_wiring
 from instances.lumos_logical import check_cross_pod, validate_requirement
 from instances.lumos_size import guard_logical, guard_reconfig
@@ -172,8 +172,9 @@ def _config(d: dict, key: str, shape: tuple) -> OcsConfig:
 
 
 def _changed(value, H: int) -> np.ndarray:
-    items = seq("changed", value, max_len=H)
-    out = [number(f"changed[{i}]", v, integer=True, lo=0, hi=H - 1) for i, v in enumerate(items)]
+    items = seq("changed", value, max_len=per_instance(H))
+    out = [number(f"changed[{i}]", v, integer=True, lo=0, hi=per_instance(H - 1))
+           for i, v in enumerate(items)]
     if len(set(out)) != len(out):
         i = next(i for i, v in enumerate(out) if v in out[:i])
         raise InstanceError(f"changed[{i}]", f"group {out[i]} listed twice")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -230,6 +231,11 @@ def _choose_backend(model: gp.Model, backend: str) -> tuple[str, str]:
 # --------------------------------------------------------------------------------------
 # Public entry point
 # --------------------------------------------------------------------------------------
+# toolkit.api.build's hand-over, set in the thread that runs the method: a function
+# (model, start) -> Result | None that :func:`solve` calls first (None: solve as usual)
+HANDOVER: ContextVar[Callable | None] = ContextVar("HANDOVER", default=None)
+
+
 def solve_highs(model, params, start_items, log, since: float | None = None) -> "Result":
     from models.highs import solve_highs as _run
 
@@ -265,6 +271,9 @@ def solve(model: gp.Model, backend: str = "auto", time_limit: float | None = Non
     since = time.perf_counter()
     if interrupt.requested():
         raise KeyboardInterrupt("interrupted before this solve started")
+    handover = HANDOVER.get()       # toolkit.api.build: this model may go to the caller
+    if handover is not None and (res := handover(model, start)) is not None:
+        return res
     params = dict(params or {})
     if time_limit is not None:
         params["TimeLimit"] = time_limit
@@ -294,6 +303,16 @@ def solve(model: gp.Model, backend: str = "auto", time_limit: float | None = Non
     else:
         res = solve_highs(model, params, start_items, log, since)
     res.backend, res.backend_reason = chosen, reason
+    res.n_vars, res.n_int_vars, res.n_constrs = model_size(model)
+    _fill_gap(res)
+    return res
+
+
+def caller_result(model: gp.Model) -> Result:
+    """The Result of a model its caller optimized with Gurobi (``toolkit.api.build``),
+    reported as :func:`solve` reports one."""
+    res = gurobi_result(model, model.Runtime)
+    res.backend, res.backend_reason = "gurobi", "solved by the caller (toolkit.api.build)"
     res.n_vars, res.n_int_vars, res.n_constrs = model_size(model)
     _fill_gap(res)
     return res
@@ -378,28 +397,16 @@ def _solve_gurobi(model, params, start_items, log, iis_path, since=None) -> Resu
         return Result("error", message=f"Gurobi error {exc.errno}: {exc}",
                       runtime_s=time.perf_counter() - t0)
     runtime = time.perf_counter() - t0
-    st = model.Status
-    if st == GRB.INF_OR_UNBD:  # disambiguate
+    if model.Status == GRB.INF_OR_UNBD:  # disambiguate
         model.setParam("DualReductions", 0)
         armed.clear()
         with interrupt.catch_sigint(), interrupt.solver_running():
             model.optimize(on_solution)
-        st = model.Status
         model.setParam("DualReductions", 1)
-    if st == GRB.INTERRUPTED:   # Ctrl-C, caught by us or (before the first callback) by Gurobi
-        interrupt.request()
-    has_sol = model.SolCount > 0
-    res = Result(_gurobi_status(st, has_sol), runtime_s=runtime, incumbents=incumbents,
-                 time_limit=left)
-    if has_sol and res.status in ("optimal", "feasible", "interrupted"):
-        res.x = np.array(model.getAttr("X", model.getVars()), dtype=float)
-        res.objective = float(model.ObjVal)
-        res.bound = (float(model.ObjBound) if model.IsMIP else
-                     None if res.status == "interrupted" else float(model.ObjVal))
-        if model.IsMIP:
-            res.gap = float(model.MIPGap)
+    if model.Status == GRB.INTERRUPTED:   # Ctrl-C, caught by us or (before the first
+        interrupt.request()               # callback) by Gurobi
+    res = gurobi_result(model, runtime, incumbents, left)
     if res.status == "infeasible":
-        res.message = "model is infeasible"
         if iis_path:
             try:
                 model.computeIIS()
@@ -409,6 +416,25 @@ def _solve_gurobi(model, params, start_items, log, iis_path, since=None) -> Resu
                 res.message += f"; IIS written to {iis_path}"
             except (gp.GurobiError, OSError) as exc:
                 res.message += f"; IIS failed: {exc}"
+    return res
+
+
+def gurobi_result(model: gp.Model, runtime: float, incumbents: list | None = None,
+                  time_limit: float | None = None) -> Result:
+    """The :class:`Result` of a model Gurobi has optimized, read from its attributes (also
+    for a model its caller optimized: ``toolkit.api.build``)."""
+    st, has_sol = model.Status, model.SolCount > 0
+    res = Result(_gurobi_status(st, has_sol), runtime_s=runtime, incumbents=incumbents or [],
+                 time_limit=time_limit)
+    if has_sol and res.status in ("optimal", "feasible", "interrupted"):
+        res.x = np.array(model.getAttr("X", model.getVars()), dtype=float)
+        res.objective = float(model.ObjVal)
+        res.bound = (float(model.ObjBound) if model.IsMIP else
+                     None if res.status == "interrupted" else float(model.ObjVal))
+        if model.IsMIP:
+            res.gap = float(model.MIPGap)
+    if res.status == "infeasible":
+        res.message = "model is infeasible"
     elif res.status == "error":
         res.message = f"Gurobi status {st}"
     elif res.status == "interrupted":

@@ -2,7 +2,7 @@
 
 No constraint or objective term couples two groups (spec 2.4, "separability"), so each
 builder takes one group's target C_h (P x P) and old matrices u (K, P, P) with
-u[k][i][j] = u_ijkh. Variables exist only for Pod pairs with C_ij > 0 (eq. 1 fixes the
+``u[k][i][j] = u_ijkh``. Variables exist only for Pod pairs with C_ij > 0 (eq. 1 fixes the
 others at 0), which is exact.
 
 * ``build_itv``: [001] ILP (1)-(7) under Cross Wiring; ``reduced=True`` substitutes the L2

@@ -1,8 +1,9 @@
-"""The toolkit as a library: ``from toolkit.api import solve, batch``.
+"""The toolkit as a library: ``from toolkit.api import solve, batch, build``.
 
     rec = solve("instances/examples/worked_example.json", method="spectra")
     rec.objective, rec.gap, rec.solution, rec.metrics["makespan"]
     df = batch(["instances/examples"], methods=["spectra", "spectra-noeq"], time_limit=20)
+    b = build("instances/examples/worked_example.json", "milp")   # the gurobipy model
 
 The same runs as ``solve.py solve`` and ``solve.py batch`` (``toolkit.run.run_task``,
 ``toolkit.batch.run_batch``); the keyword settings are RunConfig's fields, checked by the
@@ -19,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.config import ConfigError, check_folder, make_config
+from toolkit.handover import Built, Check
 from toolkit.options import MAX_WORKERS
 from toolkit.run import CORE_FIELDS, Interrupted, NotApplicable, run_task
 
-__all__ = ["solve", "batch", "Record", "ConfigError", "NotApplicable", "Interrupted",
-           "BatchWarning"]
+__all__ = ["solve", "batch", "build", "Record", "Built", "Check", "ConfigError",
+           "NotApplicable", "Interrupted", "BatchWarning"]
 
 
 @dataclass
@@ -102,6 +104,46 @@ def solve(instance_or_path, method: str | None = None, **config) -> Record:
     cfg = make_config(**config)
     data, source = _instance_data(instance_or_path)
     return Record.from_record(run_task(data, source, method, cfg, want_solution="object"))
+
+
+def build(instance_or_path, method: str, *, nth: int = 1, backend: str = "auto",
+          **options) -> Built:
+    """The gurobipy model a model method solves, in your hands, with the functions to read
+    and check a solution from it::
+
+        b = build("instances/examples/worked_example.json", "milp", slots=3)
+        b.model                                  # a normal gurobipy.Model (paper's names)
+        b.model.addConstr(...); b.model.Params.MIPGap = 0
+        b.model.optimize()
+        sol = b.extract()                        # the method's solution, from the model
+        c = b.check(sol)                         # the problem's independent checker
+        c.ok, c.objective, c.violations
+
+    ``instance_or_path`` as for :func:`solve`; ``method`` a model method (``solve.py
+    list``); ``options`` its method options (``slots=3``). Raises ValueError for a
+    heuristic (no model), ConfigError for a bad option, NotApplicable where the method
+    declines the instance, as :func:`solve` does.
+
+    The model is the one the method would solve, built by the method's own code (the run
+    pauses where it hands the model to the solver backend; see toolkit.handover), with
+    the method's MIP start as ``Start`` values. ``extract()`` finishes the run from the
+    model's solution, once; ``b.check()`` returns a :class:`Check`. A method that solves
+    several models (a2a: one per d; lexicographic stages; lumos-placement: Pod level, then
+    leaf level; simulations: every reconfiguration) hands over its ``nth``; the others are
+    solved on ``backend``. [DECISION] The run has no time limit (its clock would count
+    your time with the model); give the simulations ``alg_time="none"`` for the same reason.
+
+    Big models: the pip Gurobi licence optimizes models of at most 2000 variables and
+    2000 constraints; above that ``b.model.optimize()`` raises ``gurobipy.GurobiError``
+    (errno 10010, "Model too large for size-limited license"). Build and change them as
+    any model, then ``res = b.solve(backend="auto")`` (the toolkit's backends: HiGHS by
+    matrix export where the licence refuses the model; Gurobi parameters go in ``params``)
+    and ``b.extract(res)``.
+    """
+    from toolkit.handover import build as _build
+
+    data, source = _instance_data(instance_or_path)
+    return _build(data, source, method, nth=nth, backend=backend, options=options)
 
 
 def _read_runs(csv: Path):

@@ -1,6 +1,6 @@
 """What the user sees on stderr while work runs: the verbosity level and progress display.
 
-Levels (``solve.py -q`` / default / ``-v``, see README):
+Levels (``solve.py -q`` / default / ``-v``, see docs/guide/command-line.md):
 
 * ``QUIET`` - records only: no notes, no progress, no warnings (errors that end the
   command with a nonzero exit still print their line);

@@ -1,5 +1,5 @@
 """Where the command line's records go (``OUT``, stdout alone) and how they are printed:
-an aligned table, JSON lines or CSV (contract: DESIGN.md; README "Command line")."""
+an aligned table, JSON lines or CSV (contract: DESIGN.md; docs/guide/command-line.md)."""
 from __future__ import annotations
 
 import json

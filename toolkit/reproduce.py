@@ -161,6 +161,9 @@ TARGETS: dict[str, Target] = {
     "batch-scaling": Target("benchmarks.batch_scaling:run",
                             "batch scale-out: process pool and Dask at 1, 2, ... workers, "
                             "speedup, per-task overhead, equal objectives", "~15 min", "~2 min"),
+    "batch-scaling-size": Target("benchmarks.batch_scaling_size:run",
+                                 "batch speedup at 64 and 256 tasks on the pool at 1 worker and "
+                                 "all cores, and the pool's start alone", "~3 min", "~1 min"),
     "import-time": Target("benchmarks.import_time:run",
                           "start-up cost: import time of list, --help and a heuristic solve (< 0.5 s)",
                           "~10 s", None),

@@ -33,11 +33,27 @@ LIB_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
 
 
 def cores() -> int:
-    """CPUs this process may use."""
+    """CPUs this process may use: its affinity mask, capped by a cgroup v2 CPU quota (a
+    container limited to 16 CPUs on a larger host sees the host's CPUs in its mask)."""
     try:
-        return len(os.sched_getaffinity(0))
+        n = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        n = os.cpu_count() or 1
+    quota = cgroup_quota()
+    return max(1, min(n, quota)) if quota else n
+
+
+def cgroup_quota(path: str = "/sys/fs/cgroup/cpu.max") -> int | None:
+    """CPUs allowed by the cgroup v2 quota (``cpu.max``: ``QUOTA PERIOD``, rounded up), or
+    None where there is none (``max``) or no such file."""
+    try:
+        with open(path) as fh:
+            quota, period = fh.read().split()[:2]
+        if quota == "max":
+            return None
+        return -(-int(quota) // int(period))
+    except (OSError, ValueError):
+        return None
 
 
 def thread_cap(cores_: int, concurrent: int) -> int:

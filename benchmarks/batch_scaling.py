@@ -270,8 +270,8 @@ for rep in range(2):                # the first pass warms the process; the seco
             sol = rec.pop("solution")
             _, c3, w3 = clock(lambda: (prob.check(inst, sol), prob.bound and prob.bound(inst)))
             rec.update(key)
-            _, c4, w4 = clock(lambda: write_solution(out, dict(rec, solution=prob.solution_to_dict(
-                sol))))
+            to_file = prob.solution_to_file or prob.solution_to_dict     # as the batch does
+            _, c4, w4 = clock(lambda: write_solution(out, dict(rec, solution=to_file(sol))))
             _, c5, w5 = clock(lambda: sink.append(rec))
             if rep:
                 rows.append(dict(problem=prob.name, runtime_s=rec["runtime_s"],

@@ -16,10 +16,9 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import LinearConstraint, milp
 
 from heuristics.delta_sim import SimulationInterrupted, compile_graph, simulate
-from instances.dag import topological_order
+from instances.dag import max_weight_antichain, topological_order
 from instances.delta import DeltaInstance
 from models.delta_milp import x_max
 
@@ -64,21 +63,6 @@ def transitive_closure(inst: DeltaInstance) -> np.ndarray:
     return R
 
 
-def max_weight_antichain(weights: np.ndarray, related: np.ndarray) -> float:
-    """Maximum-weight independent set of the dependency (comparability) graph: exact, as a
-    small MILP (HiGHS via scipy): max sum F z, z_a + z_b <= 1 for related pairs."""
-    n = len(weights)
-    ia, ib = np.nonzero(np.triu(related | related.T, 1))
-    if len(ia) == 0:
-        return float(weights.sum())
-    A = np.zeros((len(ia), n))
-    A[np.arange(len(ia)), ia] = 1
-    A[np.arange(len(ia)), ib] = 1
-    res = milp(-weights, constraints=LinearConstraint(A, -np.inf, 1), integrality=np.ones(n),
-               bounds=(0, 1))
-    return float(-res.fun)
-
-
 def _active(inst: DeltaInstance) -> np.ndarray:
     """Links with traffic (the GA's genes, spec 3.4.3); a listed link no task uses keeps x = 0."""
     active = np.zeros(len(inst.links), bool)
@@ -104,6 +88,7 @@ def x_upper_bound(inst: DeltaInstance, t_hat: float) -> np.ndarray:
                 continue
             if act not in cache:
                 idx = np.array(act)
+                # the most flows of tasks no dependency orders (instances.dag: exact)
                 cache[act] = max_weight_antichain(inst.flows[idx], R[np.ix_(idx, idx)])
             xbar[r // 2] = max(xbar[r // 2], cache[act])
     return np.where(_active(inst), np.maximum(1.0, np.minimum(xbar, x_max(inst))), 0.0)

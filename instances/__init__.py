@@ -10,7 +10,7 @@ import json
 from contextlib import contextmanager
 from pathlib import Path
 
-from instances.errors import InstanceError, check_tree, known_fields, obj, text
+from instances.errors import InstanceError, check_tree, int_rows_kept, known_fields, obj, text
 
 FORMAT = 1
 COMMON_FIELDS = ("problem", "format", "name", "meta")   # every type; each class adds FIELDS
@@ -39,14 +39,15 @@ def from_dict(d, source: str | None = None):
     """Validate a parsed instance dict and build the instance object."""
     try:
         cls = instance_type(d)
-        check_tree(d)
-        known_fields("", d, COMMON_FIELDS + tuple(cls.FIELDS))
-        try:
-            return cls.from_dict(d)
-        except (TypeError, ValueError, OverflowError, KeyError, AttributeError) as exc:
-            if isinstance(exc, InstanceError):
-                raise
-            raise InstanceError("", f"invalid instance ({type(exc).__name__}: {exc})")
+        with int_rows_kept():           # integer tables: typed once (errors.int_rows_of)
+            check_tree(d)
+            known_fields("", d, COMMON_FIELDS + tuple(cls.FIELDS))
+            try:
+                return cls.from_dict(d)
+            except (TypeError, ValueError, OverflowError, KeyError, AttributeError) as exc:
+                if isinstance(exc, InstanceError):
+                    raise
+                raise InstanceError("", f"invalid instance ({type(exc).__name__}: {exc})")
     except InstanceError as exc:
         raise exc.with_source(source) if source else exc
 

@@ -114,7 +114,8 @@ class DeltaInstance:
                 raise InstanceError("deps", "task indices out of range")
             if np.any(self.deps[:, 2] < 0):
                 raise InstanceError("deps", "delays must be >= 0")
-            _check_acyclic(M, self.deps[:, :2].astype(np.int64))
+            # kept for the critical path (instances.delta_input), which needs the same order
+            self._task_order = _check_acyclic(M, self.deps[:, :2].astype(np.int64))
 
     # ---- I/O ------------------------------------------------------------------------------
     FIELDS = ('job', 'bandwidth', 'pods', 'links', 'tasks', 'deps', 'release', 'tail', 'q0')   # besides problem, format, name, meta
@@ -218,9 +219,10 @@ def from_job(job_dict: dict, name: str = "delta") -> DeltaInstance:
     return inst
 
 
-def _check_acyclic(M: int, edges: np.ndarray) -> None:
+def _check_acyclic(M: int, edges: np.ndarray) -> np.ndarray:
+    """A topological order of the tasks under ``edges``; InstanceError on a cycle."""
     try:
-        topological_order(M, edges[:, 0], edges[:, 1])
+        return topological_order(M, edges[:, 0], edges[:, 1])
     except ValueError:
         raise InstanceError("deps", "dependencies contain a cycle")
 
@@ -243,9 +245,11 @@ class DeltaSolution:
     finish: np.ndarray
 
     def to_dict(self) -> dict:
+        vol = np.asarray(self.vol, dtype=float).reshape(-1, 3)
+        m, k = (vol[:, i].astype(np.int64).tolist() for i in (0, 1))   # as int(m), int(k)
         return {"x": self.x.astype(int).tolist(), "times": self.times.tolist(),
                 "start": self.start.tolist(), "finish": self.finish.tolist(),
-                "volumes": [[int(m), int(k), float(v)] for m, k, v in self.vol]}
+                "volumes": [list(r) for r in zip(m, k, vol[:, 2].tolist())]}
 
 
 def pod_matrix(inst: DeltaInstance, x: np.ndarray, full: bool = True) -> tuple[list[str], np.ndarray]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from instances.dag import topological_order
-from instances.delta_models import Job, backward_ms, dp_volume_mb, forward_ms, pp_volume_mb
+from instances.delta_models import Job, dp_volume_mb, pp_volume_mb, stage_times
 
 
 @dataclass
@@ -30,8 +30,11 @@ class FullDag:
     comm: list[int] = field(default_factory=list)     # task index, or -1 for intra-pod nodes
     edges: list[tuple[int, int]] = field(default_factory=list)
     tasks: list[dict] = field(default_factory=list)   # inter-pod communication tasks
+    # reduce_dag's view of the shape (_plan), shared by the DAGs of one job shape
+    plan: dict | None = field(default=None, repr=False, compare=False)
 
     def add(self, name: str, dur: float = 0.0, task: dict | None = None) -> int:
+        self.plan = None
         self.names.append(name)
         self.dur.append(dur)
         if task is not None:
@@ -42,6 +45,7 @@ class FullDag:
         return len(self.names) - 1
 
     def edge(self, a: int, b: int) -> None:
+        self.plan = None
         self.edges.append((a, b))
 
 
@@ -141,18 +145,64 @@ class Layout:
 
 
 def build_full_dag(job: Job) -> tuple[FullDag, Layout]:
-    """The full computation-communication DAG (Fig. 3a) with inter-pod tasks marked."""
+    """The full computation-communication DAG (Fig. 3a) with inter-pod tasks marked.
+
+    Its shape (nodes, edges, tasks, links) depends on the job's parallelism, micro-batches,
+    P2P mode, DP ring and which stages synchronize gradients, not on its durations and
+    volumes: it is built once per shape and process (:func:`_skeleton`; a sweep of
+    bandwidths or GPU speeds reuses it, issue 29 item 3) and filled with this job's
+    numbers, the same numbers the builder computes."""
     job.validate()
     L = Layout(job, canonical=job.replicas == "canonical")
-    R, P, N, ns = L.R, L.P, job.micro_batches, L.ns
-    tF, tB = forward_ms(job), backward_ms(job)
-    v_dps = dp_volume_mb(job)
-    v_pp = pp_volume_mb(job)
-    B_intra = job.intra_bandwidth
+    tF, tB = stage_times(job)
+    v_dps, v_pp = dp_volume_mb(job), pp_volume_mb(job)
+    key = (L.R, L.P, job.micro_batches, L.ns, L.sp, L.canonical, job.p2p_mode, job.dp_ring,
+           tuple(L.R > 1 and v > 0 for v in v_dps))
+    sk = _skeleton(key, L)
+    # duration codes: 0 none, 1 an intra-pod transfer, 2 OPT, 3 + s F(s), 3 + P + s B(s)
+    table = np.array([0.0, v_pp / (L.ns * job.intra_bandwidth), job.opt_ms, *tF, *tB])
+    g = FullDag(list(sk["names"]), table[sk["codes"]].tolist(), list(sk["comm"]),
+                list(sk["edges"]), [_task(t, v_pp, v_dps) for t in sk["tasks"]], sk["plan"])
+    L.links = [dict(l, ends=list(l["ends"]), incidence=dict(l["incidence"])) for l in sk["links"]]
+    L._link_of = dict(sk["link_of"])
+    return g, L
+
+
+def _task(t: dict, v_pp: float, v_dps: list) -> dict:
+    """A task of a skeleton with its volume (a DP task's: its flows' share of the stage's)."""
+    out = dict(t, src_gpus=list(t["src_gpus"]), dst_gpus=list(t["dst_gpus"]))
+    out["volume"] = v_pp if t["kind"] == "pp" else len(t["src_gpus"]) * v_dps[t["volume"]]
+    return out
+
+
+_SKELETONS: dict = {}       # job shape -> its DAG without numbers (the last few shapes)
+
+
+def _skeleton(key: tuple, L: Layout) -> dict:
+    sk = _SKELETONS.get(key)
+    if sk is None:
+        sk = _build_shape(L, *key[2:])
+        if len(_SKELETONS) >= 4:
+            del _SKELETONS[next(iter(_SKELETONS))]
+        _SKELETONS[key] = sk
+    return sk
+
+
+def _build_shape(L: Layout, N: int, ns: int, sp: int, canonical: bool, p2p_mode: str,
+                 dp_ring: str, syncs: tuple) -> dict:
+    """The DAG of a job shape: node names, duration codes (see :func:`build_full_dag`),
+    edges, tasks (a DP task's ``volume`` holds its stage), the links, and reduce_dag's plan."""
+    R, P = L.R, L.P
+    L = Layout(L.job, canonical=canonical)       # its own links, numbered as they appear
     g = FullDag()
+    codes: list[int] = []
     reps = [0] if L.canonical else list(range(R))
     xfer: dict[tuple, int] = {}
     edge = g.edges.append                       # (a, b): a before b
+
+    def add(name, code, task=None):
+        codes.append(code)
+        return g.add(name, task=task)
 
     def transfer(r, kind, b, s_from, s_to):
         key = (r, kind, b, s_from)
@@ -161,12 +211,12 @@ def build_full_dag(job: Job) -> tuple[FullDag, Layout]:
         blk0, blk1 = L.block(s_from), L.block(s_to)
         name = f"{'PF' if kind == 'fwd' else 'PB'}(r{r},b{b},s{s_from}->s{s_to})"
         if blk0 == blk1:
-            node = g.add(name, v_pp / (ns * B_intra))
+            node = add(name, 1)
         else:
             link, d = L.link((r, blk0), (r, blk1), "pp")
-            node = g.add(name, task=dict(
+            node = add(name, 0, dict(
                 name=name, kind="pp", src_pod=L.pod(r, blk0), dst_pod=L.pod(r, blk1), link=link,
-                dir=d, flows=ns, volume=v_pp,
+                dir=d, flows=ns, volume=None,
                 src_gpus=[L.gpu(r, s_from, l) for l in range(ns)],
                 dst_gpus=[L.gpu(r, s_to, l) for l in range(ns)]))
         xfer[key] = node
@@ -178,13 +228,13 @@ def build_full_dag(job: Job) -> tuple[FullDag, Layout]:
             prev = None
             for op in stage_program(s, P, N):
                 if op[0] in ("F", "B"):
-                    node = g.add(f"{op[0]}(r{r},b{op[1]},s{s})", tF[s] if op[0] == "F" else tB[s])
+                    node = add(f"{op[0]}(r{r},b{op[1]},s{s})", 3 + s + (P if op[0] == "B" else 0))
                     if prev is not None:
                         edge((prev, node))
                     prev = node
                     continue
-                post = g.add(f"POST(r{r},s{s},#{len(g.names)})")
-                done = g.add(f"DONE(r{r},s{s},#{len(g.names)})")
+                post = add(f"POST(r{r},s{s},#{len(g.names)})", 0)
+                done = add(f"DONE(r{r},s{s},#{len(g.names)})", 0)
                 if prev is not None:
                     edge((prev, post))
                 for kind, b in op[1]:
@@ -196,9 +246,9 @@ def build_full_dag(job: Job) -> tuple[FullDag, Layout]:
                         x, sender = transfer(r, "bwd", b, s, s - 1), True
                     else:
                         x, sender = transfer(r, "bwd", b, s + 1, s), False
-                    if job.p2p_mode == "megatron_blocking" or sender:
+                    if p2p_mode == "megatron_blocking" or sender:
                         edge((post, x))                     # rendezvous: both sides posted
-                    if job.p2p_mode == "megatron_blocking" or not sender:
+                    if p2p_mode == "megatron_blocking" or not sender:
                         edge((x, done))                     # a call completes with its transfers
                 edge((post, done))
                 prev = done
@@ -207,11 +257,10 @@ def build_full_dag(job: Job) -> tuple[FullDag, Layout]:
     # DP gradient synchronization (spec 1.2.5, decision 5/9): after every replica's stage end.
     for s in range(P):
         blk = L.block(s)
-        v_dp = v_dps[s]
         for r in reps:
             dp_nodes = []
-            if R > 1 and v_dp > 0:
-                if job.dp_ring == "unidirectional" or R == 2:
+            if syncs[s]:                # R > 1 and the stage has gradients to synchronize
+                if dp_ring == "unidirectional" or R == 2:
                     parts = [(+1, list(range(ns)))]
                 else:
                     parts = [(+1, list(range(ns // 2))), (-1, list(range(ns // 2, ns)))]
@@ -219,9 +268,9 @@ def build_full_dag(job: Job) -> tuple[FullDag, Layout]:
                     r2 = (r + sign) % R
                     link, d = L.link((r, blk), (r2, blk), "dp")
                     name = f"DP{'+' if sign > 0 else '-'}(r{r},s{s})"
-                    node = g.add(name, task=dict(
+                    node = add(name, 0, dict(
                         name=name, kind="dp", src_pod=L.pod(r, blk), dst_pod=L.pod(r2, blk),
-                        link=link, dir=d, flows=len(locs), volume=len(locs) * v_dp,
+                        link=link, dir=d, flows=len(locs), volume=s,
                         src_gpus=[L.gpu(r, s, l) for l in locs],
                         dst_gpus=[L.gpu(r2, s, l) for l in locs]))
                     for r_any in reps:                       # DP barrier across replicas
@@ -229,14 +278,15 @@ def build_full_dag(job: Job) -> tuple[FullDag, Layout]:
                     dp_nodes.append((node, r2))
             stage_end[r, s, "dp"] = dp_nodes
         for r in reps:
-            opt = g.add(f"OPT(r{r},s{s})", job.opt_ms)
+            opt = add(f"OPT(r{r},s{s})", 2)
             if not stage_end[r, s, "dp"]:          # R = 1 or nothing to synchronize
                 edge((stage_end[r, s], opt))
             for r_src in reps:
                 for node, r_dst in stage_end[r_src, s, "dp"]:
                     if r_src == r or (not L.canonical and r_dst == r):
                         edge((node, opt))
-    return g, L
+    return dict(names=g.names, codes=np.array(codes, dtype=np.int64), comm=g.comm,
+                edges=g.edges, tasks=g.tasks, links=L.links, link_of=L._link_of, plan=_plan(g))
 
 
 def reduce_dag(g: FullDag, prune: bool = True) -> dict:
@@ -244,63 +294,49 @@ def reduce_dag(g: FullDag, prune: bool = True) -> dict:
     intra-only path, release times r_m (from the virtual source), tails q_m and Q_0.
 
     One reverse-topological pass carries, for every node, the vector of longest
-    intra-only distances to every inter-pod task (freed once all predecessors used it).
+    intra-only distances to every inter-pod task (freed once its last predecessor used
+    it; the order, successors and last readers come from :func:`_plan`, once per shape).
     With ``prune`` an edge a->c is dropped when a chain a -> e -> ... -> c through other
     inter-pod tasks is at least as long: then S_c >= C_a + delta_ac already follows
     (durations are >= 0). This is the valid strengthening of the spec's optional rule and
     keeps the DAG's ASAP semantics exactly.
     """
-    n, M = len(g.names), len(g.tasks)
-    succ: list[list[int]] = [[] for _ in range(n)]
-    users = [0] * n                       # predecessors still to read a node's vector
-    for a, b in g.edges:
-        succ[a].append(b)
-        users[b] += 1
-    sources = [v for v in range(n) if users[v] == 0]
-    order = topological_order(n, [a for a, _ in g.edges], [b for _, b in g.edges])
-    comm, dur = list(g.comm), [float(d) for d in g.dur]
+    plan = g.plan if g.plan is not None else _plan(g)
+    M, comm, dur = len(g.tasks), plan["comm"], g.dur
     NEG = -np.inf
-    vec: dict[int, np.ndarray] = {}       # intra node -> distances to tasks (from its start)
-    tail_of: dict[int, float] = {}        # intra node -> longest intra-only path to the sink
-    first = np.full((M, M), NEG)          # first[a, c] = delta_{a->c} (intra-only paths)
+    vec: list = [None] * len(comm)    # intra node -> distances to tasks (from its start)
+    tail_of = [0.0] * len(comm)       # intra node -> longest intra-only path to the sink
+    first = np.full((M, M), NEG)      # first[a, c] = delta_{a->c} (intra-only paths)
     tail = np.zeros(M)
-    order_m = []                          # tasks in reverse topological order
-    for v in order[::-1].tolist():
-        # the successors' distance vectors (their maximum, one numpy call per join: most
+    none = np.full(M, NEG)
+    for v, ws, hits, free in plan["steps"]:
+        # the successors' distance vectors (their maximum: one numpy call per join, most
         # nodes have one intra-pod successor) and the tasks that follow v directly
-        vs, hits, bt = [], [], NEG
-        for w in succ[v]:
-            c = comm[w]
-            if c >= 0:
-                hits.append(c)
-            else:
-                vs.append(vec[w])
-                if tail_of[w] > bt:
-                    bt = tail_of[w]
-            users[w] -= 1
-            if users[w] == 0 and c < 0:
-                del vec[w], tail_of[w]
-        if len(vs) > 1:
-            acc = np.maximum(vs[0], vs[1])
-            for x in vs[2:]:
-                np.maximum(acc, x, out=acc)
-        elif vs:
-            acc = vs[0].copy() if hits else vs[0]     # shared with w unless written below
+        if not ws:
+            bt, acc = NEG, none.copy() if hits or comm[v] >= 0 else none
+        elif len(ws) == 1:
+            bt, acc = tail_of[ws[0]], vec[ws[0]].copy() if hits else vec[ws[0]]
         else:
-            acc = np.full(M, NEG)
+            bt = max([tail_of[w] for w in ws])
+            acc = np.maximum(vec[ws[0]], vec[ws[1]])
+            for w in ws[2:]:
+                np.maximum(acc, vec[w], out=acc)
         for c in hits:
-            acc[c] = max(acc[c], 0.0)
-        if comm[v] >= 0:
-            m = comm[v]
+            if not acc[c] >= 0.0:                   # max(acc[c], 0.0)
+                acc[c] = 0.0
+        for w in free:
+            vec[w] = None
+        m = comm[v]
+        if m >= 0:
             first[m] = acc
             tail[m] = max(bt, 0.0)
-            order_m.append(m)
         else:       # x + 0.0 == x: a zero-time node (POST, DONE) shares its vector
-            vec[v] = acc + dur[v] if dur[v] else acc
-            tail_of[v] = (bt if succ[v] else 0.0) + dur[v]
+            d = float(dur[v])
+            vec[v] = acc + d if d else acc
+            tail_of[v] = (bt if ws or hits else 0.0) + d
     release = np.full(M, NEG)
     q0 = 0.0
-    for v in sources:
+    for v in plan["sources"]:
         if comm[v] >= 0:
             release[comm[v]] = max(release[comm[v]], 0.0)
         else:
@@ -308,10 +344,38 @@ def reduce_dag(g: FullDag, prune: bool = True) -> dict:
             q0 = max(q0, tail_of[v])
     release = np.maximum(release, 0.0)
     q0 = max(q0, 0.0)   # only all-intra source -> sink paths; tails of tasks carry the rest
-    keep = _pruned(first, order_m[::-1]) if prune and M else first > NEG
+    keep = _pruned(first, plan["topo"]) if prune and M else first > NEG
     ai, ci = np.nonzero(keep)
     deps = np.column_stack([ai, ci, first[ai, ci]]).astype(float)    # rows (pre, succ, delay)
     return dict(deps=deps, release=release, tail=tail, q0=q0)
+
+
+def _plan(g: FullDag) -> dict:
+    """What :func:`reduce_dag` needs of a DAG's shape: per node in reverse topological
+    order, (node, intra-pod successors, tasks that follow it directly, intra-pod nodes
+    whose vector it reads last); the sources; the tasks in topological order."""
+    n, comm = len(g.comm), list(g.comm)
+    order = topological_order(n, [a for a, _ in g.edges], [b for _, b in g.edges]).tolist()
+    pos = [0] * n
+    for i, v in enumerate(order):
+        pos[v] = i
+    succ: list[list[int]] = [[] for _ in range(n)]
+    hits: list[list[int]] = [[] for _ in range(n)]
+    last = [-1] * n                   # intra node -> its predecessor processed last
+    for a, b in g.edges:
+        if comm[b] >= 0:
+            hits[a].append(comm[b])
+        else:
+            succ[a].append(b)
+            if last[b] < 0 or pos[a] < pos[last[b]]:
+                last[b] = a
+    free: list[list[int]] = [[] for _ in range(n)]
+    for b in range(n):
+        if last[b] >= 0:
+            free[last[b]].append(b)
+    sources = sorted(set(range(n)) - {b for _, b in g.edges})
+    return dict(comm=comm, steps=[(v, succ[v], hits[v], free[v]) for v in reversed(order)],
+                sources=sources, topo=[comm[v] for v in order if comm[v] >= 0])
 
 
 def _pruned(first: np.ndarray, topo: list[int]) -> np.ndarray:

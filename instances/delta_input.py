@@ -260,15 +260,24 @@ def _critical_path(inst) -> float:
     if len(inst.deps):
         pre = inst.deps[:, 0].astype(np.int64)
         suc = inst.deps[:, 1].astype(np.int64)
-        order = np.argsort(pre, kind="stable")
+        by_pre = np.argsort(pre, kind="stable")
         ptr = np.zeros(M + 1, dtype=np.int64)
         ptr[1:] = np.cumsum(np.bincount(pre, minlength=M))
-        suc_s, del_s = suc[order], inst.deps[order, 2]
-        for m in topological_order(M, pre, suc):
+        suc_s, del_s = suc[by_pre], inst.deps[by_pre, 2]
+        topo = inst.__dict__.get("_task_order")            # the instance's check found it
+        if topo is None or len(topo) != M:
+            topo = topological_order(M, pre, suc)
+        # a dependency listed twice needs maximum.at; else a plain maximum does the same
+        twice = len(np.unique(pre * M + suc)) < len(pre)
+        ptr = ptr.tolist()
+        for m in topo.tolist():
             a, b = ptr[m], ptr[m + 1]
             if a < b:
-                s = suc_s[a:b]
-                np.maximum.at(es, s, es[m] + dur[m] + del_s[a:b])
+                s, v = suc_s[a:b], es[m] + dur[m] + del_s[a:b]
+                if twice:
+                    np.maximum.at(es, s, v)
+                else:
+                    es[s] = np.maximum(es[s], v)
     return float(max(inst.q0, np.max(es + dur + inst.tail, initial=0.0)))
 
 
@@ -288,7 +297,7 @@ def job_size(job) -> tuple[int, int]:
 
 def guard_job(job) -> None:
     """Refuse a job whose DAG or compute time is absurd, before anything is built."""
-    from instances.delta_models import backward_ms, forward_ms, pp_volume_mb
+    from instances.delta_models import pp_volume_mb, stage_times
 
     M, nodes = job_size(job)
     # the reduction's two M x M float matrices, its distance vectors (about one per
@@ -299,7 +308,7 @@ def guard_job(job) -> None:
     if not intra <= MAX_HORIZON_MS:
         raise InstanceError("job.intra_bandwidth_gbps", f"an intra-pod activation transfer takes "
                             f"{intra:.3g} ms, over the {MAX_HORIZON_MS:g} ms horizon")
-    tF, tB = forward_ms(job), backward_ms(job)
+    tF, tB = stage_times(job)
     busiest = max(range(job.pp), key=lambda s: tF[s] + tB[s])
     compute = job.micro_batches * (tF[busiest] + tB[busiest]) + job.opt_ms   # N forwards + N backwards
     if not compute <= MAX_HORIZON_MS:

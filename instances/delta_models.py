@@ -375,6 +375,14 @@ def backward_ms(job: Job) -> list[float]:
     return [2 * t for t in forward_ms(job)]
 
 
+def stage_times(job: Job) -> tuple[list[float], list[float]]:
+    """(:func:`forward_ms`, :func:`backward_ms`), the forward times computed once."""
+    if job.profile:
+        return forward_ms(job), backward_ms(job)
+    tF = forward_ms(job)
+    return tF, [2 * t for t in tF]
+
+
 def dp_volume_mb(job: Job) -> list[float]:
     """v_DP(s): inter-pod MB each GPU of stage s sends in the DP synchronization; ring
     all-reduce 2(R-1)/R x gradient MB per GPU (spec decision 6), or a profiled job's ``dp_mb``."""

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import math
+import threading
+from contextlib import contextmanager
 from itertools import chain
 
 import numpy as np
@@ -259,14 +261,26 @@ def _plain_numbers(v: list) -> bool:
     """True when ``v`` is a list of numbers, or of lists of numbers, that :func:`check_tree`
     accepts (no bool, None or text; finite; within the limits), checked at C speed (issue
     29: a 64-Pod reconfiguration's 40,000 numbers in 1 ms, not 15); False sends ``v``
-    through the exact walk, which names the first offender."""
+    through the exact walk, which names the first offender. Inside :func:`int_rows_kept`,
+    a list of integer rows of one width is kept as its int64 array (:func:`int_rows_of`)."""
     kinds = set(map(type, v))
+    rows = None
     if kinds == {list}:
-        v = list(chain.from_iterable(v))
+        rows, v = v, list(chain.from_iterable(v))
         kinds = set(map(type, v))
     if not v:
         return True
     if kinds == {int}:
+        kept = getattr(_KEPT, "rows", None)
+        if kept is not None and rows is not None and len(set(map(len, rows))) == 1:
+            try:
+                arr = np.fromiter(v, np.int64, len(v))
+            except OverflowError:               # beyond 64 bits
+                return False
+            if arr.min() < -MAX_INT:            # -2**63 fits int64, not the limit
+                return False
+            kept[id(rows)] = (rows, arr.reshape(len(rows), -1))
+            return True
         return -MAX_INT <= min(v) and max(v) <= MAX_INT
     if not kinds <= {int, float}:
         return False
@@ -276,6 +290,31 @@ def _plain_numbers(v: list) -> bool:
     except (OverflowError, ValueError):
         return False
     return -MAX_MAGNITUDE <= min(v) and max(v) <= MAX_MAGNITUDE
+
+
+_KEPT = threading.local()       # .rows: id(list) -> (list, int64 rows), in int_rows_kept
+
+
+@contextmanager
+def int_rows_kept():
+    """Within the block, the lists of integer rows that :func:`check_tree` scans are kept
+    as int64 arrays for :func:`int_rows_of`: a file's large integer tables (a 64-Pod
+    reconfiguration's 40,000 numbers) are flattened and typed once, not twice (issue 29
+    item 3). The arrays are dropped at the block's end."""
+    before = getattr(_KEPT, "rows", None)
+    _KEPT.rows = {}
+    try:
+        yield
+    finally:
+        _KEPT.rows = before
+
+
+def int_rows_of(v) -> np.ndarray | None:
+    """The (rows, width) int64 array :func:`check_tree` made of the list ``v`` in this
+    :func:`int_rows_kept` block (handed out once), or None."""
+    kept = getattr(_KEPT, "rows", None)
+    hit = kept.pop(id(v), None) if kept else None
+    return hit[1] if hit is not None and hit[0] is v else None
 
 
 def _path(node) -> str:

@@ -32,7 +32,8 @@ from itertools import chain
 
 import numpy as np
 
-from instances.errors import InstanceError, choice, known_fields, number, obj, seq, short, text, tracing
+from instances.errors import (InstanceError, choice, int_rows_of, known_fields, number, obj, seq,
+                              short, text, tracing)
 from instances.lumos_size import guard_reconfig
 
 WIRINGS = ("uniform", "cross", "dual")
@@ -46,6 +47,9 @@ def int_rows(value, field_name: str, width: int, what: str) -> np.ndarray:
     not a list of ``width`` entries, or an entry that is not an integer (a string, a
     boolean, a fraction), raises InstanceError naming it (``links[4]``, ``links[4][3]``)."""
     rows = seq(field_name, value)
+    arr = None if tracing() else int_rows_of(rows)      # as the file's check made it
+    if arr is not None and arr.shape[1] == width:
+        return arr
     if set(map(type, rows)) <= {list} and set(map(len, rows)) <= {width} and not tracing():
         flat = list(chain.from_iterable(rows))
         if set(map(type, flat)) <= {int}:        # the common case: plain JSON integers
@@ -233,8 +237,10 @@ class OcsConfig:
         h, k, p = np.nonzero(self.perm >= 0)
         return np.stack([h, k, p, self.perm[h, k, p]], axis=1).astype(np.int64)
 
-    def to_dict(self) -> dict:
-        d = {"circuits": self.circuits().tolist()}
+    def to_dict(self, arrays: bool = False) -> dict:
+        """{"circuits": [[h, k, in, out], ...], "meta": ...}; with ``arrays`` the circuits
+        as their (n, 4) array (a solution file's writer takes it, toolkit.outdir)."""
+        d = {"circuits": self.circuits() if arrays else self.circuits().tolist()}
         if self.meta:
             d["meta"] = self.meta
         return d
@@ -317,9 +323,9 @@ def parse_topology(d: dict, fabric: Fabric, key: str = "topology") -> np.ndarray
     selfl = np.flatnonzero(r[:, 1] == r[:, 2])
     if len(selfl):
         raise InstanceError(f"links[{selfl[0]}]", f"a link from Pod {r[selfl[0], 1]} to itself (i == j)")
-    C = np.zeros((H, P, P), dtype=np.int64)
-    np.add.at(C, (r[:, 0], r[:, 1], r[:, 2]), r[:, 3])
-    np.add.at(C, (r[:, 0], r[:, 2], r[:, 1]), r[:, 3])
+    cells = np.concatenate([(r[:, 0] * P + r[:, 1]) * P + r[:, 2], (r[:, 0] * P + r[:, 2]) * P + r[:, 1]])
+    counts = np.bincount(cells, weights=np.tile(r[:, 3], 2), minlength=H * P * P)
+    C = counts.astype(np.int64).reshape(H, P, P)     # sums of counts <= k_spine: exact
     return validate_topology(C, fabric, "links")
 
 
@@ -329,11 +335,14 @@ def validate_topology(C, fabric: Fabric, field_name: str = "topology") -> np.nda
     def at(*idx) -> str:
         return field_name if field_name == "links" else field_name + "".join(f"[{x}]" for x in idx)
 
-    C = np.asarray(C, dtype=float)
+    C = np.asarray(C)
+    if C.dtype.kind not in "iu":                # integers need no finiteness or rounding check
+        C = np.asarray(C, dtype=float)
     shape = (fabric.H, fabric.pods, fabric.pods)
     if C.shape != shape:
         raise InstanceError(field_name, f"must have shape {shape} (H, P, P), got {C.shape}")
-    bad = np.argwhere(~np.isfinite(C) | (C != np.round(C)) | (C < 0))
+    bad = np.argwhere(C < 0) if C.dtype.kind in "iu" else \
+        np.argwhere(~np.isfinite(C) | (C != np.round(C)) | (C < 0))
     if len(bad):
         raise InstanceError(at(*bad[0]), "entries must be non-negative integers")
     C = C.astype(np.int64)

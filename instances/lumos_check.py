@@ -61,10 +61,10 @@ def old_paths(inst: ReconfigInstance) -> dict:
 
 def realized_topology(fabric: Fabric, paths: dict) -> np.ndarray:
     """R[h, i, j]: bidirectional links between spine h of Pods i and j."""
-    R = np.zeros((fabric.H, fabric.pods, fabric.pods), dtype=np.int64)
+    H, P = fabric.H, fabric.pods
     b = paths["bidir"] & (paths["src_pod"] != paths["dst_pod"])
-    np.add.at(R, (paths["h"][b], paths["src_pod"][b], paths["dst_pod"][b]), 1)
-    return R
+    cell = (paths["h"][b] * P + paths["src_pod"][b]) * P + paths["dst_pod"][b]
+    return np.bincount(cell, minlength=H * P * P).reshape(H, P, P)
 
 
 def check_config(inst: ReconfigInstance, cfg: OcsConfig) -> tuple[list[str], dict]:
@@ -139,11 +139,13 @@ def config_metrics(inst: ReconfigInstance, paths: dict, R: np.ndarray) -> dict:
     fab = inst.fabric
     old = old_paths(inst)
     new_c, old_c = paths["circuit"], old["circuit"]
-    kept = int(np.isin(new_c, old_c).sum())
+    # a new circuit is an old one iff the old configuration maps its input port alike
+    kept = int((inst.old.perm[paths["h"], paths["k"], paths["p"]] == paths["q"]).sum())
     added, removed = len(new_c) - kept, len(old_c) - kept
     new_l = np.unique(paths["link"][paths["link"] >= 0])
     old_l = np.unique(old["link"][old["link"] >= 0])
-    kept_l = int(np.isin(new_l, old_l).sum())
+    at = np.minimum(np.searchsorted(old_l, new_l), max(len(old_l) - 1, 0))
+    kept_l = int((old_l[at] == new_l).sum()) if len(old_l) else 0
     demanded = int(inst.C.sum()) // 2
     realized_links = int(R.sum()) // 2
     cap = fab.link_capacity()

@@ -69,3 +69,84 @@ def test_parsing_a_file_leaves_the_collector_as_it_was(tmp_path, enabled):
         assert gc.isenabled() is enabled
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_an_integer_array_is_written_as_json_writes_its_list():
+    import numpy as np
+
+    from toolkit.outdir import int_array_json
+
+    rng = np.random.default_rng(5)
+    cases = [np.array([[0, 0, 28, 1]]), np.array([7]), np.array([-9999, 0, 9999]),
+             np.array([[10_000, -3]]), np.array([-10_000]), np.zeros((3, 1), np.int64),
+             np.zeros((0, 4), np.int64), np.zeros((2, 0), np.int64), np.array([], np.int32),
+             np.array([[2**62, -2**63]]), np.array([2**64 - 1], np.uint64),
+             np.array([[1, 200], [3, 4]], np.uint8), np.array([[-7]], np.int16)]
+    for _ in range(200):
+        shape = (int(rng.integers(1, 30)),) + ((int(rng.integers(1, 6)),) if rng.random() < .7 else ())
+        high = int(rng.choice([10, 100, 10_000, 10**12]))
+        cases.append(rng.integers(-high, high, size=shape))
+    for a in cases:
+        assert int_array_json(a) == json.dumps(a.tolist(), separators=(",", ":")), a
+
+
+def test_a_solution_file_from_arrays_is_the_file_from_lists(tmp_path):
+    """A reconfiguration's solution as its file writer takes it (arrays) gives the same
+    solution file, byte for byte, as the lists solution_to_dict gives."""
+    from toolkit.outdir import record_json
+    from toolkit.registry import RunConfig, problem
+    from toolkit.run import run_task
+
+    f = "instances/lumos/cross-rings-P8.json"
+    prob = problem("lumos-reconfig")
+    rec = run_task(instances.load_instance(f), f, "itv-mcf", RunConfig(), want_solution="object")
+    conf = rec.pop("solution")
+    listed = dict(rec, solution=prob.solution_to_dict(conf))
+    filed = dict(rec, solution=prob.solution_to_file(conf))
+    assert type(filed["solution"]["circuits"]).__name__ == "ndarray"
+    assert filed["solution"]["circuits"].tolist() == listed["solution"]["circuits"]
+    assert record_json(filed) == record_json(listed)
+    assert json.loads(record_json(filed))["solution"] == listed["solution"]
+
+
+def test_the_records_csv_is_fsynced_in_a_thread_and_at_the_end(tmp_path, monkeypatch):
+    """Once a second the CSV's fsync is asked of a thread (the batch does not wait on the
+    disk); the batch's end waits for it and fsyncs what came after; nothing is lost."""
+    import os
+
+    import toolkit.batch as tb
+    import toolkit.io as tio
+
+    synced = []
+    monkeypatch.setattr(tio.os, "fsync", lambda fd: synced.append(os.fstat(fd).st_size))
+    clock = [0.0]
+    monkeypatch.setattr(tb.time, "monotonic", lambda: clock[0])
+    sink = CsvSink(tmp_path / "records.csv")
+    sink.append(_row("k1"))                          # the header: a rewrite, no fsync
+    sink.append(_row("k2", path="/x/b.json"))        # within the second: none asked
+    clock[0] = 1.5
+    sink.append(_row("k3", path="/x/c.json"))        # asked of the thread
+    sink._syncer.close()                             # (its fsync done)
+    sink._syncer = None
+    assert len(synced) == 1
+    clock[0] = 1.7
+    sink.append(_row("k4", path="/x/d.json"))
+    sink.sync()                                      # the end: the rest
+    size = (tmp_path / "records.csv").stat().st_size
+    assert synced[-1] == size and len(synced) == 2
+    sink.sync()                                      # nothing new: no fsync
+    assert len(synced) == 2
+    assert [r["run_key"] for r in read_records(tmp_path / "records.csv")[1]] == ["k1", "k2", "k3", "k4"]
+
+
+def test_a_failed_background_fsync_is_raised_at_the_end(tmp_path, monkeypatch):
+    import toolkit.io as tio
+
+    def broken(fd):
+        raise OSError(5, "Input/output error")
+    monkeypatch.setattr(tio.os, "fsync", broken)
+    (tmp_path / "f").write_text("x")
+    syncer = tio.BackgroundSync(tmp_path / "f")
+    syncer.request()
+    with pytest.raises(OSError, match="Input/output"):
+        syncer.close()

@@ -1,9 +1,9 @@
 """Batch runs: many (instance file, method) tasks, resumable, local processes or Dask.
 
 Each finished task is appended to the CSV at once (flushed: an interrupted or killed batch
-loses nothing finished; fsynced at most once a second and at the end, so that a machine
-crash loses at most the last second's rows, where an fsync per row cost each task a few
-ms, issue 29 item 3). Each row carries its ``run_key``
+loses nothing finished; fsynced at most once a second, in a thread the batch does not wait
+for, and at the end, so that a machine crash loses at most the last second's rows, where
+an fsync per row cost each task a few ms, issue 29 item 3). Each row carries its ``run_key``
 (:mod:`toolkit.run_keys`): a hash of the resolved file path, the file's content, the method
 (its variant label, :mod:`toolkit.variants`) and every setting that changes a result
 (backend, time limit, MIP gap, ``--param``, and the ``--option`` values the method
@@ -26,6 +26,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +37,7 @@ from toolkit.batch_dask import SchedulerError  # noqa: F401 - bad --scheduler (s
 from toolkit.batch_dask import dask_client, dask_thread_cap, run_dask
 from toolkit.batch_pool import cores, run_pool, thread_cap
 from toolkit.heap import heap_frozen
-from toolkit.io import write_text_atomic
+from toolkit.io import BackgroundSync, fsync_path, write_text_atomic
 from toolkit.outdir import RecordsError, null_nonfinite, read_records  # noqa: F401
 from toolkit.registry import RunConfig, problem
 from toolkit.run import CORE_FIELDS, NotApplicable, check_applicable, run_task
@@ -79,8 +80,9 @@ class CsvSink:
         self.header: list[str] = []
         self.rows: list[dict] = []
         self.clean = True               # False: the file must be rewritten, not appended to
-        self._synced = time.monotonic()   # the last fsync of an appended row
-        self._unsynced = False
+        self._synced = time.monotonic()   # the last fsync asked of appended rows
+        self._unsynced = False            # rows appended since
+        self._syncer = None               # toolkit.io.BackgroundSync, from the first ask
         if self.path is not None and (self.path.exists() or self.path.is_symlink()):
             self.header, self.rows, self.clean = read_records(self.path)   # RecordsError
         self._index()
@@ -127,21 +129,21 @@ class CsvSink:
             return
         with self.path.open("a", newline="") as fh:
             csv.DictWriter(fh, self.header, extrasaction="ignore").writerow(row)
-            fh.flush()
-            if time.monotonic() - self._synced >= SYNC_S:
-                os.fsync(fh.fileno())
-                self._synced = time.monotonic()
-            else:
-                self._unsynced = True
+        self._unsynced = True
+        if time.monotonic() - self._synced >= SYNC_S:
+            if self._syncer is None:
+                self._syncer = BackgroundSync(self.path)
+            self._syncer.request()          # done in its thread: the batch goes on
+            self._synced, self._unsynced = time.monotonic(), False
 
     def sync(self) -> None:
-        """fsync the rows appended since the last fsync (the batch's end)."""
+        """Wait for the fsync asked last, and fsync the rows appended since (the batch's
+        end)."""
+        syncer, self._syncer = self._syncer, None
+        if syncer is not None:
+            syncer.close()
         if self._unsynced and self.path is not None and self.path.exists():
-            fd = os.open(self.path, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            fsync_path(self.path)
         self._unsynced = False
 
     def _rewrite(self) -> None:
@@ -222,6 +224,7 @@ def plan(paths, methods: list[Variant] | None, cfg: RunConfig, done: dict, repor
     if keyless not in ("rerun", "keep"):
         raise ValueError(f"keyless must be 'rerun' or 'keep', got {keyless!r}")
     tasks, files, seen = [], [], set()
+    base = None if base is None else Path(base).resolve()
     for p in map(Path, paths):
         found = instance_files([p])
         if p.is_dir() and not found:    # a folder without instances: a wrong path, not "0 ran"
@@ -230,8 +233,8 @@ def plan(paths, methods: list[Variant] | None, cfg: RunConfig, done: dict, repor
             real = os.path.realpath(f)          # (Path.resolve raises on a link loop)
             if real not in seen:
                 seen.add(real)
-                files.append(f)
-    for path in files:
+                files.append((f, Path(real)))
+    for path, real in files:            # each file resolved once (a resolve is 30-60 us)
         src = str(path)
         try:
             data = instances.read_json(path)
@@ -246,7 +249,8 @@ def plan(paths, methods: list[Variant] | None, cfg: RunConfig, done: dict, repor
             report.bad_input.append(f"{src}: {type(exc).__name__}: {exc}")
             continue
         prob = problem(data["problem"])
-        report.files.append((shown_path(path, base), str(path.resolve())))
+        shown = shown_path(real, base, resolved=True)
+        report.files.append((shown, str(real)))
         names = [v for v in methods if v.method in prob.methods] if methods else \
             [Variant(prob.default_method)]
         if methods and not names:
@@ -254,10 +258,11 @@ def plan(paths, methods: list[Variant] | None, cfg: RunConfig, done: dict, repor
                                    f"(its methods: {', '.join(prob.methods)})")
         for v in names:
             method, vcfg = prob.methods[v.method], v.config(cfg)
-            key = run_key(path, digest, v.label, vcfg, base, {o.name for o in method.options})
+            key = run_key(path, digest, v.label, vcfg, base, {o.name for o in method.options},
+                          shown)
             found = done_key(done, v.label, key["run_key"],
-                              lambda: run_key(path, digest, v.label, vcfg, base)["run_key"])
-            legacy = ("keyless", str(path.resolve()), v.label)
+                              lambda: run_key(path, digest, v.label, vcfg, shown=shown)["run_key"])
+            legacy = ("keyless", str(real), v.label)
             if found or (keyless == "keep" and legacy in done):
                 report.keys.append(found or legacy)
                 report.skipped_done += 1
@@ -294,11 +299,12 @@ def _task(data, src, variant, cfg, key, solutions=None, write=True):
     if solutions is not None:
         from dataclasses import replace
 
-        from toolkit.outdir import iis_path
+        from toolkit.outdir import run_name
 
-        cfg = replace(cfg, iis_path=str(iis_path(solutions, src, v.label)))
+        name = run_name(src, v.label)          # the files' names, once
+        cfg = replace(cfg, iis_path=str(Path(solutions) / f"{name}.iis.ilp"))
     try:
-        rec = run_task(inst, src, v.method, cfg, want_solution=solutions is not None)
+        rec = run_task(inst, src, v.method, cfg, want_solution=solutions is not None and "file")
     except (InstanceError, NotApplicable) as exc:
         return refused("bad_input", str(exc))
     if v.options:
@@ -307,7 +313,7 @@ def _task(data, src, variant, cfg, key, solutions=None, write=True):
     if solutions is not None and write:
         from toolkit.outdir import write_solution
 
-        write_solution(solutions, rec)
+        write_solution(solutions, rec, name)
         rec.pop("solution", None)
     return rec
 
@@ -415,10 +421,12 @@ def _run(tasks, cfg, workers, client, sink, report, progress, solutions=None,
             run_pool(_task, tasks, cfg, n, collect, solutions, _modules(_methods(tasks)),
                      _kernels(tasks, cfg), thread_cap(cores(), n))
         else:
-            for i, t in enumerate(tasks):
+            loaded = -1
+            for t in tasks:
                 collect(_task(*t[:3], cfg, t[3], solutions))
-                if i == 0 and freeze is not None:
-                    freeze()            # the modules and kernels the first task loaded
+                if freeze is not None and len(sys.modules) != loaded:
+                    freeze()            # the modules and kernels a task loaded (the first
+                    loaded = len(sys.modules)   # of each method): kept, not traversed
     finally:
         bar.close()
         for _, status, msg in sorted(refused, key=lambda r: r[0]):   # in task order, once

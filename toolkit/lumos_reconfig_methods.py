@@ -112,6 +112,15 @@ def lex_bound(inst: ReconfigInstance) -> float:
 
 
 def _rewiring_lb(inst: ReconfigInstance) -> int:
+    """The bound of :func:`rewiring_bound`, computed once per instance (the checker's
+    metrics and the problem's bound both read it; an instance is not changed once built)."""
+    cached = inst.__dict__.get("_rewiring_lb")
+    if cached is None:
+        cached = inst._rewiring_lb = _rewiring_lb_of(inst)
+    return cached
+
+
+def _rewiring_lb_of(inst: ReconfigInstance) -> int:
     paths = old_paths(inst)
     R = realized_topology(inst.fabric, paths)
     one = paths["wired"] & ~paths["bidir"] & (paths["src_pod"] != paths["dst_pod"])
@@ -471,4 +480,5 @@ register_problem(Problem(
     default_method="itv-mdmcf",
     bound=lex_bound,
     generator=Generator(generate, GEN_PARAMS),
+    solution_to_file=lambda conf: conf.to_dict(arrays=True),
 ))

@@ -178,6 +178,9 @@ class Problem:
     bound: Callable[[Any], float] | None = None          # analytic bound on the objective
     generator: Generator | None = None
     solution_to_dict: Callable[[Any], dict] = lambda sol: sol.to_dict()
+    # the solution as its file holds it, numpy integer arrays allowed where solution_to_dict
+    # has lists of integers (toolkit.outdir writes both as the same text); None: that one
+    solution_to_file: Callable[[Any], dict] | None = None
 
 
 _PROBLEMS: dict[str, Problem] = {}

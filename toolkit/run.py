@@ -76,7 +76,9 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
     Raises InstanceError for bad input and NotApplicable when the method declines, and
     Interrupted (a KeyboardInterrupt carrying the record) after a Ctrl-C. With
     ``want_solution`` the record carries the checked solution as ``record["solution"]``: a
-    dict (``True``) or the solution object itself (``"object"``). With ``cfg.write_model``
+    dict (``True``), the dict its solution file is written from (``"file"``:
+    ``Problem.solution_to_file``, arrays where ``True`` has lists) or the solution object
+    itself (``"object"``). With ``cfg.write_model``
     the record lists the model files written as ``model_files`` (models.model_files).
     """
     t_begin = time.perf_counter()       # the --time-limit budget counts from here
@@ -174,9 +176,11 @@ def run_task(data: dict, source: str, method_name: str | None, cfg: RunConfig,
             rec["message"] = "checker: " + "; ".join(violations[:3])
             if res is None:
                 rec["status"] = "error"
-        if want_solution:
-            rec["solution"] = out.solution if want_solution == "object" else \
-                prob.solution_to_dict(out.solution)
+        if want_solution == "object":
+            rec["solution"] = out.solution
+        elif want_solution:
+            to_dict = (want_solution == "file" and prob.solution_to_file) or prob.solution_to_dict
+            rec["solution"] = to_dict(out.solution)
     # objective, bound, problem_bound are in the units of prob.objective (the problem's one
     # ranking metric); a method's solver bound must be too (e.g. lumos-reconfig's encoding)
     analytic = prob.bound(inst) if prob.bound else None

@@ -151,3 +151,45 @@ def test_a_link_without_traffic_gets_no_circuit():
     ga = delta_fast(inst, pop=4, generations=3, stall=2, check=seen.append)
     assert ga.x.tolist() == [1, 0] and ga.makespan == pytest.approx(1.0)
     assert all(np.all(inst.incidence @ v <= inst.ports) for v in seen)
+
+
+def _closure(edges: np.ndarray) -> np.ndarray:
+    R = edges.copy()
+    for k in range(len(R)):
+        R |= R[:, [k]] & R[[k], :]
+    return R
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 14), density=st.floats(0.0, 0.6))
+def test_the_max_weight_antichain_flow_equals_the_milp(seed, n, density):
+    """Alg. 2's largest antichain by weighted Dilworth (a flow) is the MILP's optimum, the
+    integer every antichain's weight is checked against here by enumeration too."""
+    from scipy.optimize import LinearConstraint, milp
+
+    from instances.dag import max_weight_antichain
+
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(n)
+    R = _closure(np.triu(rng.random((n, n)) < density, 1))[np.ix_(perm, perm)]
+    w = rng.integers(0, 17, n).astype(float)
+    got = max_weight_antichain(w, R)
+    ia, ib = np.nonzero(np.triu(R | R.T, 1))
+    A = np.zeros((len(ia), n))
+    A[np.arange(len(ia)), ia] = A[np.arange(len(ia)), ib] = 1
+    ref = -milp(-w, constraints=LinearConstraint(A, -np.inf, 1), integrality=np.ones(n),
+                bounds=(0, 1)).fun if len(ia) else w.sum()
+    assert got == round(ref) and got.is_integer()
+    if n <= 8:                      # every subset: the best antichain
+        best = max(w[list(s)].sum() for k in range(n + 1) for s in itertools.combinations(range(n), k)
+                   if not (R | R.T)[np.ix_(s, s)].any())
+        assert got == best
+
+
+def test_the_max_weight_antichain_refuses_fractional_weights():
+    from instances.dag import max_weight_antichain
+
+    assert max_weight_antichain(np.array([3.0, 4.0]), np.array([[False, True], [False, False]])) == 4
+    assert max_weight_antichain(np.array([3.0, 4.0]), np.zeros((2, 2), bool)) == 7
+    with pytest.raises(ValueError, match="integer weights"):
+        max_weight_antichain(np.array([0.5, 1.0]), np.zeros((2, 2), bool))

@@ -132,3 +132,139 @@ def test_fibre_paths_find_the_reverse_path_as_a_set_lookup_does():
             key = (p["h"] * PK + p["src"]) * PK + p["dst"]
             rev = (p["h"] * PK + p["dst"]) * PK + p["src"]
             assert np.array_equal(p["bidir"], p["wired"] & np.isin(rev, key[p["wired"]]))
+
+
+@pytest.mark.parametrize("rows, kept", [
+    ([[0, 1, 2, 3], [4, 5, 6, -7]], True),
+    ([[0, 1, 2, 3], [4, 5, 6]], False),              # ragged: the exact path
+    ([[0, 1, 2, 3], [4, 5, True, 7]], False),         # a boolean is no integer
+    ([[0, 1, 2, 3], [4, 5, 6.0, 7]], False),
+    ([[0, 1, 2, 3], [4, 5, 6, 2**63]], False),        # beyond int64: check_tree names it
+    ([[0, 1, 2, 3], [4, 5, 6, -2**63]], False),       # fits int64, not the file limit
+])
+def test_the_rows_check_tree_keeps_are_the_rows_int_rows_makes(rows, kept):
+    """A file's integer table, typed once by check_tree and handed to int_rows, is the
+    array int_rows makes itself; anything else takes the exact paths, as before."""
+    from instances.errors import check_tree, int_rows_kept, int_rows_of
+    from instances.lumos import int_rows
+
+    data = {"links": copy.deepcopy(rows)}
+    with int_rows_kept():
+        try:
+            check_tree(data)
+        except InstanceError:
+            assert not kept
+        got = int_rows_of(data["links"])
+        assert (got is not None) == kept
+        assert int_rows_of(data["links"]) is None            # handed out once
+    if kept:
+        assert got.dtype == np.int64 and np.array_equal(got, int_rows(rows, "links", 4, ""))
+    assert int_rows_of(data["links"]) is None                 # nothing kept outside a block
+
+
+def test_a_reconfiguration_loads_the_same_arrays_through_the_kept_rows():
+    from instances.errors import int_rows_kept
+
+    data = instances.read_json("instances/lumos/cross-rings-P8.json")
+    fast = instances.from_dict(copy.deepcopy(data))
+    cls = type(fast)
+    with int_rows_kept():                    # an empty block: int_rows converts on its own
+        slow = cls.from_dict(copy.deepcopy(data))
+    assert np.array_equal(fast.C, slow.C) and np.array_equal(fast.old.perm, slow.old.perm)
+
+
+def test_a_job_shapes_dag_is_built_once_and_filled_with_each_jobs_numbers(monkeypatch):
+    """A sweep of bandwidths reuses one DAG shape (delta_dag._skeleton): each job's DAG,
+    layout and reduction equal those built afresh, and what a caller changes in one DAG or
+    instance never reaches the next."""
+    import instances.delta_dag as dd
+
+    base = dict(TABLE_I["megatron-177b"], micro_batches=6)
+    jobs = [dict(base, bandwidth_gbps=bw) for bw in (200.0, 375.0)] + \
+        [dict(base, bandwidth_gbps=200.0, intra_bandwidth_gbps=900.0, gpu_tflops=250.0)]
+    built = []
+    for job in jobs:
+        monkeypatch.setattr(dd, "_SKELETONS", {})                  # afresh
+        built.append((dd.build_full_dag(Job.from_dict(job)), instances.delta.from_job(job)))
+    monkeypatch.setattr(dd, "_SKELETONS", {})
+    first = dd.build_full_dag(Job.from_dict(jobs[0]))[0]
+    first.tasks[0]["src_gpus"].append(999)                          # a caller's changes
+    first.names.append("X")
+    first.edges.append((0, 1))
+    for job, ((g0, lay0), inst0) in zip(jobs, built):
+        g, lay = dd.build_full_dag(Job.from_dict(job))             # the shape reused
+        assert len(dd._SKELETONS) == 1 and g.plan is not None
+        assert (g.names, g.dur, g.comm, g.edges, g.tasks) == \
+            (g0.names, g0.dur, g0.comm, g0.edges, g0.tasks)
+        assert (lay.pods, lay.ports, lay.links) == (lay0.pods, lay0.ports, lay0.links)
+        red = dd.reduce_dag(g)                                      # its shape's plan
+        red0 = dd.reduce_dag(dd.FullDag(g0.names, g0.dur, g0.comm, g0.edges, g0.tasks))
+        for k in ("deps", "release", "tail"):
+            assert np.array_equal(red[k], red0[k])
+        assert red["q0"] == red0["q0"]
+        inst = instances.delta.from_job(job)
+        assert np.array_equal(inst.deps, inst0.deps) and inst.tasks == inst0.tasks
+    assert jobs[0] != jobs[1] and not np.array_equal(built[0][1].deps, built[1][1].deps)
+
+
+def test_a_dag_changed_after_it_was_built_is_reduced_as_it_is_now():
+    import instances.delta_dag as dd
+
+    g, _ = dd.build_full_dag(Job.from_dict(dict(TABLE_I["gpt-7b"])))
+    plan = g.plan
+    a = g.add("F(extra)", 5.0)
+    g.edge(a, next(v for v, c in enumerate(g.comm) if c >= 0))    # a new source before a task
+    assert g.plan is None and plan is not None
+    red = dd.reduce_dag(g)
+    fresh = dd.reduce_dag(dd.FullDag(list(g.names), list(g.dur), list(g.comm), list(g.edges),
+                                     g.tasks))
+    assert np.array_equal(red["deps"], fresh["deps"]) and red["release"].max() >= 5.0
+
+
+def test_the_checkers_counts_are_the_set_counts_of_circuits_and_links():
+    """Kept circuits (by the old configuration's port map), kept links (by sorted look-up)
+    and realized links (by bincount) count what sets of keys and np.add.at count."""
+    from instances.lumos import OcsConfig
+    from instances.lumos_check import check_config, old_paths, realized_topology
+
+    inst = instances.load_instance("instances/lumos/cross-rings-P8.json")
+    rng = np.random.default_rng(11)
+    for t in range(25):
+        perm = inst.old.perm.copy()
+        m = int(rng.integers(0, 30))
+        perm[tuple(rng.integers(0, s, m) for s in perm.shape)] = rng.integers(-1, perm.shape[2], m)
+        if t % 4 == 0:
+            perm = np.where(rng.random(perm.shape) < .6, rng.permuted(
+                np.broadcast_to(np.arange(perm.shape[2]), perm.shape), axis=2), -1)
+        paths, old = fibre_paths(inst.fabric, inst.wire, perm), old_paths(inst)
+        _, m = check_config(inst, OcsConfig(perm))
+        kept = len(set(paths["circuit"].tolist()) & set(old["circuit"].tolist()))
+        assert m["circuits_added"] == len(paths["circuit"]) - kept
+        assert m["circuits_removed"] == len(old["circuit"]) - kept
+        new_l, old_l = ({x for x in p["link"].tolist() if x >= 0} for p in (paths, old))
+        assert m["links_added"] == len(new_l - old_l) and m["links_removed"] == len(old_l - new_l)
+        R = np.zeros((inst.fabric.H, inst.fabric.pods, inst.fabric.pods), dtype=np.int64)
+        b = paths["bidir"] & (paths["src_pod"] != paths["dst_pod"])
+        np.add.at(R, (paths["h"][b], paths["src_pod"][b], paths["dst_pod"][b]), 1)
+        assert np.array_equal(realized_topology(inst.fabric, paths), R)
+
+
+@pytest.mark.parametrize("twice", [False, True])
+def test_the_critical_path_is_the_longest_path_with_repeated_dependencies_or_not(twice):
+    """The horizon check's longest path (one topological pass, the order the instance's
+    acyclicity check found) is the one a pass with np.maximum.at finds, also when a file
+    lists a dependency twice."""
+    from instances.dag import topological_order
+    from instances.delta_input import _critical_path
+
+    data = copy.deepcopy(DERIVED)
+    if twice:
+        data["deps"] = data["deps"] + data["deps"][:5]
+    inst = instances.from_dict(data)
+    M, pre, suc = inst.n_tasks, inst.deps[:, 0].astype(int), inst.deps[:, 1].astype(int)
+    dur = inst.volume / (inst.flows * inst.bandwidth)
+    es = inst.release.astype(float).copy()
+    for m in topological_order(M, pre, suc):
+        out = pre == m
+        np.maximum.at(es, suc[out], es[m] + dur[m] + inst.deps[out, 2])
+    assert _critical_path(inst) == max(inst.q0, float(np.max(es + dur + inst.tail)))

@@ -16,14 +16,14 @@ FORMAT = 1
 COMMON_FIELDS = ("problem", "format", "name", "meta")   # every type; each class adds FIELDS
 # problem name -> "module:Class" (imported lazily so one problem's imports never slow another)
 INSTANCE_TYPES = {
-    "spectra": "instances.spectra:SpectraInstance",
-    "delta": "instances.delta:DeltaInstance",
-    "a2a": "instances.a2a:A2AInstance",
-    "lumos-reconfig": "instances.lumos:ReconfigInstance",
-    "lumos-logical": "instances.lumos_logical:LogicalInstance",
-    "lumos-staging": "instances.lumos_staging:StagingInstance",
-    "lumos-placement": "instances.lumos_placement:PlacementInstance",
-    "lumos-sim": "instances.lumos_sim:SimInstance",
+    "spectra": "instances.spectra.instance:SpectraInstance",
+    "delta": "instances.delta.instance:DeltaInstance",
+    "a2a": "instances.a2a.instance:A2AInstance",
+    "lumos-reconfig": "instances.lumos.instance:ReconfigInstance",
+    "lumos-logical": "instances.lumos.logical:LogicalInstance",
+    "lumos-staging": "instances.lumos.staging:StagingInstance",
+    "lumos-placement": "instances.lumos.placement:PlacementInstance",
+    "lumos-sim": "instances.lumos.sim:SimInstance",
 }
 
 

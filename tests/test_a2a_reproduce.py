@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-import benchmarks.a2a_figs as figs
-from heuristics.a2a_bounds import lower_bound_curve
-from instances.a2a_workloads import generate
+import benchmarks.a2a.figs as figs
+from heuristics.a2a.bounds import lower_bound_curve
+from instances.a2a.workloads import generate
 
 
 def test_fig11_pipeline_on_toy_settings():

@@ -186,11 +186,11 @@ def test_rows_of_an_old_csv_are_kept_with_keyless_keep(two, tmp_path, monkeypatc
 
 
 def test_delta_reproduction_resumes_its_committed_raw_runs(tmp_path, monkeypatch):
-    """benchmarks/delta_figs.py reads results/delta_runs/*.csv made before run keys: it
+    """benchmarks/delta/figs.py reads results/delta/delta_runs/*.csv made before run keys: it
     must not rerun them (hours of solver time)."""
-    from benchmarks import delta_figs
+    from benchmarks.delta import figs as delta_figs
 
-    committed = ROOT / "results" / "delta_runs" / "fig9_quick.csv"
+    committed = ROOT / "results" / "delta" / "delta_runs" / "fig9_quick.csv"
     monkeypatch.chdir(tmp_path)
     runs = tmp_path / "results" / "delta_runs"
     runs.mkdir(parents=True)
@@ -222,8 +222,8 @@ def test_iis_is_written_into_a_folder_that_does_not_exist_yet(tmp_path):
 def _leaf_triangle(path: Path) -> Path:
     """[002] Fig. 12: with tau = 1 the feasibility model (5)(6)(8) is infeasible."""
     import instances
-    from instances.lumos import Fabric
-    from instances.lumos_logical import LogicalInstance
+    from instances.lumos.instance import Fabric
+    from instances.lumos.logical import LogicalInstance
 
     L = np.zeros((6, 6), dtype=int)
     for a, b in ((0, 2), (2, 4), (0, 4)):
@@ -321,7 +321,7 @@ def test_dask_workers_times_threads_within_cores(two, tmp_path):
 
 def test_a_folder_moved_with_its_instances_resumes(tmp_path):
     """Instances inside the CSV's folder are keyed by their path relative to it (as the
-    committed results/delta_runs/ are), so the folder resumes wherever it is copied; files
+    committed results/delta/delta_runs/ are), so the folder resumes wherever it is copied; files
     outside it keep their absolute path."""
     a = tmp_path / "a"
     (a / "inst").mkdir(parents=True)

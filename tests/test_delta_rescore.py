@@ -1,18 +1,18 @@
-"""Cached DELTA runs rescored with the issue 18 NCT (benchmarks/delta_rescore.py), the
-imported workloads' conversions (benchmarks/delta_simai_runs.py) and the HotStart check."""
+"""Cached DELTA runs rescored with the issue 18 NCT (benchmarks/delta/rescore.py), the
+imported workloads' conversions (benchmarks/delta/simai_runs.py) and the HotStart check."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks.delta_report import hotstart_check
-from benchmarks.delta_rescore import rescore_nct
-from benchmarks.delta_simai_runs import SIMAI, TRACE_SEQ, fig_workloads, simai_instance
-from heuristics.delta_baselines import BASELINES
-from heuristics.delta_nct import evaluate, nct_metrics
+from benchmarks.delta.report import hotstart_check
+from benchmarks.delta.rescore import rescore_nct
+from benchmarks.delta.simai_runs import SIMAI, TRACE_SEQ, fig_workloads, simai_instance
+from heuristics.delta.baselines import BASELINES
+from heuristics.delta.nct import evaluate, nct_metrics
 from instances import load_instance, save_instance
-from toolkit.delta_methods import generate
+from toolkit.methods.delta import generate
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +84,7 @@ def test_batch_rows_drop_rows_of_an_older_instance_file(tmp_path):
     the current one: the report reads only the current batch's rows (else it averages both)."""
     from types import SimpleNamespace
 
-    from benchmarks.delta_report import batch_rows
+    from benchmarks.delta.report import batch_rows
 
     runs = tmp_path / "runs.csv"
     pd.DataFrame({"run_key": ["old", "new", "other"], "nct": [2.0, 1.0, 1.5]}).to_csv(runs, index=False)

@@ -51,7 +51,7 @@ def test_every_lazy_binding_names_a_real_function():
     from toolkit.registry import PROBLEM_MODULES, problems
 
     problems()
-    mods = list(PROBLEM_MODULES) + ["toolkit.a2a_model_methods", "toolkit.a2a_baseline_methods"]
+    mods = list(PROBLEM_MODULES) + ["toolkit.methods.a2a_model", "toolkit.methods.a2a_baseline"]
     seen = 0
     for name in mods:
         for obj in vars(importlib.import_module(name)).values():
@@ -64,9 +64,9 @@ def test_every_lazy_binding_names_a_real_function():
 
 
 @pytest.mark.parametrize("problem,method,heuristic", [
-    ("spectra", "spectra", "heuristics.spectra_schedule"),
-    ("spectra", "milp", "heuristics.spectra_schedule"),
-    ("lumos-reconfig", "itv-ilp", "heuristics.lumos_reconfig")])
+    ("spectra", "spectra", "heuristics.spectra.schedule"),
+    ("spectra", "milp", "heuristics.spectra.schedule"),
+    ("lumos-reconfig", "itv-ilp", "heuristics.lumos.mdmcf.reconfig")])
 def test_preload_imports_the_method_modules_before_the_clock(problem, method, heuristic):
     # a heuristic gets its heuristics; a model method its models (and so gurobipy) too
     code = ("import sys\nfrom toolkit.registry import preload, problem\n"

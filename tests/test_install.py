@@ -51,7 +51,7 @@ def test_solver_versions_agree_on_highs():
 SNIPPET = """
 import numpy as np
 def mcf():
-    from heuristics.lumos_mcf import min_cost_flow
+    from heuristics.lumos.mdmcf.mcf import min_cost_flow
     f = min_cost_flow(3, [0, 0, 1], [1, 2, 2], [0, 0, 0], [5, 5, 5], [1, 3, 1], supply=[4, 0, -4])
     assert f.tolist() == [4, 0, 4], f
 def highs():

@@ -25,7 +25,7 @@ import psutil
 import pytest
 
 import solve as cli
-from instances.spectra import SpectraInstance
+from instances.spectra.instance import SpectraInstance
 from models import backend as B
 from models import interrupt
 from toolkit.batch import RETRY_STATUSES

@@ -30,7 +30,7 @@ def test_every_file_with_a_kernel_is_a_source_and_uses_the_cache():
              if re.search(r"^@njit\b", p.read_text(), re.M)}
     assert found == set(SOURCES)
     direct = re.compile(r"^\s*(@numba\.n?jit|\w+ = numba\.n?jit)", re.M)   # numba's own
-    for p in py + list(ROOT.glob("toolkit/*.py")) + list(ROOT.glob("models/*.py")):
+    for p in py + list(ROOT.glob("toolkit/**/*.py")) + list(ROOT.glob("models/**/*.py")):
         assert p.name == "kernel_cache.py" or not direct.search(p.read_text()), p
 
 
@@ -49,7 +49,7 @@ sys.argv = ["solve.py", *sys.argv[1:]]
 try:
     runpy.run_path("solve.py", run_name="__main__")
 finally:
-    import heuristics.spectra_jit as jit
+    import heuristics.spectra.jit as jit
     print("compiled:", compiled, "from:", jit.__file__, file=sys.stderr)
 """
 
@@ -70,7 +70,7 @@ def test_a_read_only_copy_of_the_tree_loads_the_cache_and_writes_nothing_there(t
     here = kernel_cache.folder()            # this machine's entries, when it has them
     there = cache / "ocs-opt" / here.name
     there.mkdir(parents=True)
-    copied = [shutil.copy2(f, there) for f in here.glob("spectra*")] if here.is_dir() else []
+    copied = [shutil.copy2(f, there) for f in here.glob("jit.*")] if here.is_dir() else []
     tree = _files(src)
     for p in [src, *src.rglob("*")]:
         p.chmod(p.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
@@ -89,11 +89,11 @@ def test_a_read_only_copy_of_the_tree_loads_the_cache_and_writes_nothing_there(t
         for p in [src, *src.rglob("*")]:
             p.chmod(p.stat().st_mode | stat.S_IWUSR)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert f"compiled: [] from: {src / 'heuristics' / 'spectra_jit.py'}" in proc.stderr
+    assert f"compiled: [] from: {src / 'heuristics' / 'spectra' / 'jit.py'}" in proc.stderr
     assert "note:" not in proc.stderr
     rec = json.loads(proc.stdout)
     assert rec["verified"] and rec["warmup_s"] > 0 and "compile_s" not in rec
-    assert list(there.glob("spectra_jit.*.nbi")) and list(there.glob("spectra-*.ok"))
+    assert list(there.glob("jit.*.nbi")) and list(there.glob("spectra-*.ok"))
 
 
 _TOY = """

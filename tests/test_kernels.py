@@ -142,10 +142,10 @@ def test_compilation_inside_an_admission_is_not_charged():
 
     import numba
 
-    from heuristics.lumos_placement import greedy_placement
-    from heuristics.lumos_sim.controller import OcsController
-    from instances.lumos import Fabric
-    from instances.lumos_placement import Cluster, Job, PlacementInstance
+    from heuristics.lumos.placement import greedy_placement
+    from heuristics.lumos.sim.controller import OcsController
+    from instances.lumos.instance import Fabric
+    from instances.lumos.placement import Cluster, Job, PlacementInstance
 
     cl = Cluster(Fabric(4, 8, 8, 2), 8)
     ctrl = OcsController(cl)
@@ -170,7 +170,7 @@ _SIM = """
 import json, sys, time
 import numba
 from numba.core import event
-from heuristics.lumos_sim import controller
+from heuristics.lumos.sim import controller
 from toolkit.registry import RunConfig
 from toolkit.run import run_task
 

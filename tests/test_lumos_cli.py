@@ -76,9 +76,9 @@ def test_reproduce_table1(tmp_path):
 
 
 def test_benchmark_pipelines_on_toy_scales(tmp_path, monkeypatch):
-    import benchmarks.lumos_realization as real
-    import benchmarks.lumos_reconfig as rec
-    import benchmarks.lumos_table6 as t6
+    import benchmarks.lumos.realization as real
+    import benchmarks.lumos.reconfig as rec
+    import benchmarks.lumos.table6 as t6
 
     for mod in (real, rec, t6):
         monkeypatch.setattr(mod, "K", 4)

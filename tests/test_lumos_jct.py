@@ -1,8 +1,8 @@
-"""The [001]/[002] end-to-end targets' bookkeeping (benchmarks.lumos_jct) on tiny runs."""
+"""The [001]/[002] end-to-end targets' bookkeeping (benchmarks.lumos.jct) on tiny runs."""
 import pandas as pd
 import pytest
 
-from benchmarks.lumos_jct import (_ilp_table, reconfigurations, run_path, seed_gaps, simulate,
+from benchmarks.lumos.jct import (_ilp_table, reconfigurations, run_path, seed_gaps, simulate,
                                   strategies)
 
 
@@ -38,8 +38,8 @@ def test_seed_gaps_are_per_seed_ratios():
 
 
 def test_a_run_the_checker_refuses_is_not_cached(tmp_path, monkeypatch):
-    """Every simulation passes instances.lumos_sim_check before it is written to the cache."""
-    import instances.lumos_sim_check as chk
+    """Every simulation passes instances.lumos.sim_check before it is written to the cache."""
+    import instances.lumos.sim_check as chk
 
     seen = []
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from heuristics.lumos_requirement import leaf_requirement
-from instances.lumos import Fabric, ReconfigInstance
-from instances.lumos_logical import LogicalInstance
-from instances.lumos_placement import Cluster, Job, Placement, PlacementInstance
-from instances.lumos_staging import StagingInstance, changed_groups
+from heuristics.lumos.requirement import leaf_requirement
+from instances.lumos.instance import Fabric, ReconfigInstance
+from instances.lumos.logical import LogicalInstance
+from instances.lumos.placement import Cluster, Job, Placement, PlacementInstance
+from instances.lumos.staging import StagingInstance, changed_groups
 from toolkit.registry import RunConfig, problem
 
 

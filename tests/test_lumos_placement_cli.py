@@ -79,7 +79,7 @@ def test_shipped_examples_with_every_method():
 
 
 def test_benchmark_on_a_toy_setting(tmp_path, monkeypatch):
-    import benchmarks.lumos_placement as bench
+    import benchmarks.lumos.placement as bench
 
     monkeypatch.setattr(bench, "SCALES", (2048,))
     monkeypatch.setattr(bench, "QUICK_ARRIVALS", 12)

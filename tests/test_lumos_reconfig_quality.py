@@ -8,12 +8,12 @@ import shlex
 import numpy as np
 import pandas as pd
 
-import benchmarks.lumos_reconfig_grid as G
-import benchmarks.lumos_reconfig_quality as Q
-from heuristics.lumos_exact import lp_bound
-from heuristics.lumos_reconfig import itv_configure, old_even
-from instances.lumos import Fabric, ReconfigInstance
-from instances.lumos_workloads import job_sequence
+import benchmarks.lumos.reconfig_grid as G
+import benchmarks.lumos.reconfig_quality as Q
+from heuristics.lumos.mdmcf.exact import lp_bound
+from heuristics.lumos.mdmcf.reconfig import itv_configure, old_even
+from instances.lumos.instance import Fabric, ReconfigInstance
+from instances.lumos.workloads import job_sequence
 from models.backend import Result
 
 TOY = [("rings", 5, 2, 4, 0.5, 1), ("jobs", 5, 2, 4, 0.0, 2), ("jobs-mcf", 5, 2, 4, 0.0, 3)]

@@ -5,9 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import benchmarks.lumos_reconfig_quality as Q
-import benchmarks.lumos_resplit_study as R
-from heuristics.lumos_reconfig import _rewiring, old_even, split_group
+import benchmarks.lumos.reconfig_quality as Q
+import benchmarks.lumos.resplit_study as R
+from heuristics.lumos.mdmcf.reconfig import _rewiring, old_even, split_group
 
 
 def test_study_pipeline_on_a_toy(tmp_path, monkeypatch):
@@ -27,7 +27,7 @@ def test_study_pipeline_on_a_toy(tmp_path, monkeypatch):
 @pytest.mark.parametrize("seed", [1, 2])
 def test_four_ocs_local_optimum_is_the_ilp_optimum(seed, tmp_path):
     """With four even OCSes the quadruple is the whole group: its local optimum is the
-    ITV-ILP optimum (models.lumos_ilp on HiGHS)."""
+    ITV-ILP optimum (models.lumos.ilp on HiGHS)."""
     K = 8                               # the chains alone miss the optimum on these steps
     for _, inst in Q._instances("rings", 8, 2, K, 0.8, 2, seed):
         after = 0

@@ -13,8 +13,8 @@ import pytest
 
 import instances
 from tests import cli_worker
-from instances.lumos_sim import SimSolution
-from instances.lumos_sim_check import check_sim
+from instances.lumos.sim import SimSolution
+from instances.lumos.sim_check import check_sim
 from tests.conftest import needs_gurobi
 from tests.test_cli import ROOT
 

@@ -63,7 +63,7 @@ def test_import_modules_reads_a_methods_code_once(monkeypatch):
 
     meth = problem("delta").methods["delta-fast"]
     first = method_imports.import_modules(meth, _LAZY)
-    assert "heuristics.delta_fast" in first
+    assert "heuristics.delta.fast" in first
     monkeypatch.setattr(method_imports, "_find", lambda *a: (_ for _ in ()).throw(
         AssertionError("walked again")))
     assert method_imports.import_modules(meth, _LAZY) == first

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import instances
-from instances.lumos import OcsConfig
-from instances.lumos_check import check_config, lex_base
+from instances.lumos.instance import OcsConfig
+from instances.lumos.check import check_config, lex_base
 from tests.conftest import gurobi_available
 from tests.test_cli import ROOT, cli
 from toolkit.rank import rank_records

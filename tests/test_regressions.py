@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from heuristics.spectra_bounds import lower_bound
-from heuristics.spectra_decompose import degree
-from heuristics.spectra_schedule import spectra
-from instances.spectra import SpectraInstance, check_schedule
+from heuristics.spectra.bounds import lower_bound
+from heuristics.spectra.decompose import degree
+from heuristics.spectra.schedule import spectra
+from instances.spectra.instance import SpectraInstance, check_schedule
 from models import backend as B
 from tests.test_cli import cli
 from toolkit.registry import Method, RunConfig, problem
@@ -41,7 +41,7 @@ def test_milp_on_zero_demand_is_zero():
 
 
 def test_spectra_lp_does_not_report_the_lp_value_as_a_bound():
-    from instances.spectra_workloads import example_matrix
+    from instances.spectra.workloads import example_matrix
 
     rec = run_task(SpectraInstance(example_matrix(), 2, 0.01).to_dict(), "w", "spectra-lp", RunConfig())
     assert rec["bound"] == pytest.approx(rec["lower_bound"]) and rec["bound"] <= rec["objective"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import benchmarks.delta_figs as figs
+import benchmarks.delta.figs as figs
 from toolkit.reproduce import TARGETS, ReproduceError, holds_full_run, run_target
 
 
@@ -54,7 +54,7 @@ def test_delta_fig9_fig10_fig11_pipelines_on_the_toy(tmp_path, monkeypatch):
     assert "| megatron-462b | delta-topo max convergence | 896 s | - |" in heads["run_fig11"]
     joint = fig9[fig9.method == "delta-joint"].iloc[0]         # stage 2 keeps C <= C* (1 + 1e-6);
     # the extracted schedule may end later by the solver's row tolerance (~1e-6 x T_up,
-    # models.delta_milp.extract_interval [DECISION] solver tolerance)
+    # models.delta.milp.extract_interval [DECISION] solver tolerance)
     assert joint.iteration_time <= joint.milp_stage1_objective * (1 + 1e-5)
     fig10 = pd.read_csv(tmp_path / "delta_fig10.csv")
     j = fig10[fig10.method == "delta-joint"].iloc[0]            # more ports never hurt the optimum
@@ -91,7 +91,7 @@ def test_quick_reproduce_leaves_the_committed_results_alone(tmp_path):
     writes into results/quick/ (gitignored), so `git status results/` stays clean and the
     full report is byte-identical; its headline goes to stdout, the files to stderr; and a
     quick run told to write over the full report is refused (exit 2, one line)."""
-    committed = sorted(ROOT.glob("results/a2a_fig13*"))
+    committed = sorted(ROOT.glob("results/a2a/a2a_fig13*"))
     assert {p.name for p in committed} >= {"a2a_fig13.md", "a2a_fig13.csv"}
     (tmp_path / "results").mkdir()
     for p in committed:
@@ -152,7 +152,7 @@ def test_a_quick_run_refuses_only_a_full_report_of_its_own_target(tmp_path):
 
 
 def test_a_benchmark_script_prints_the_headline_and_names_its_files_on_stderr(tmp_path):
-    p = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "lumos_table1.py"), "--out",
+    p = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "lumos" / "table1.py"), "--out",
                         str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     assert "| Table 1 cells equal to the paper's | 60 printed cells | 60 of 60 |" in p.stdout
@@ -162,7 +162,7 @@ def test_a_benchmark_script_prints_the_headline_and_names_its_files_on_stderr(tm
 
 
 def test_delta_milp_headline_puts_the_papers_claims_beside_the_solves():
-    from benchmarks.delta_milp import claims
+    from benchmarks.delta.milp import claims
 
     solves = pd.DataFrame([
         dict(case="gpt-7b N=2", method="interval (DELTA-Joint)", prune=True, hot_start=True,

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from heuristics.spectra_schedule import spectra
-from instances.spectra import SpectraSchedule
-from instances.spectra_workloads import example_matrix
-from instances.spectra import SpectraInstance
+from heuristics.spectra.schedule import spectra
+from instances.spectra.instance import SpectraSchedule
+from instances.spectra.workloads import example_matrix
+from instances.spectra.instance import SpectraInstance
 from toolkit.registry import Method, MethodOutput, RunConfig, problem
 from toolkit.run import failed, run_task
 

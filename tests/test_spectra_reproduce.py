@@ -4,9 +4,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-import benchmarks.spectra_figs as figs
-import benchmarks.spectra_gap as gap
-from instances.spectra_workloads import generate
+import benchmarks.spectra.figs as figs
+import benchmarks.spectra.gap as gap
+from instances.spectra.workloads import generate
 
 
 def tiny_grid(monkeypatch):

@@ -96,10 +96,10 @@ def _spectra(name):
 
 
 def test_builders_stop_on_a_spent_budget():
-    from models.delta_fts import build_fixed_step
-    from models.delta_milp import build_interval
-    from models.spectra_matchings import build_matching_milp
-    from models.spectra_milp import build_milp
+    from models.delta.fts import build_fixed_step
+    from models.delta.milp import build_interval
+    from models.spectra.matchings import build_matching_milp
+    from models.spectra.milp import build_milp
 
     spent = Budget(0.0).checker("build")
     inst = _spectra("bench_n32_m8_s2_d0.1.json")
@@ -209,7 +209,7 @@ def test_no_solver_runs_without_time_left():
 def test_run_passes_what_the_budget_has_left(monkeypatch):
     """Inside a run, each solve's time limit is what the run's budget has left when it is
     called (here: a fake clock 4 s into a 10 s budget)."""
-    import toolkit.spectra_methods as sm
+    import toolkit.methods.spectra as sm
 
     seen = []
 
@@ -232,7 +232,7 @@ def test_run_passes_what_the_budget_has_left(monkeypatch):
 _COLD = """
 import time
 from toolkit.kernels import warm
-from heuristics import spectra_jit
+from heuristics.spectra import jit as spectra_jit
 try:
     warm(["spectra"], deadline=time.perf_counter())     # the limit already passed
     print("warmed")
@@ -261,8 +261,8 @@ def test_matching_enumeration_checks_the_budget_in_steps():
     """The count behind milp-matchings' applicability check (K_8: 1.4 million partial
     matchings) checks the budget after each vectorized step: a spent budget stops it, and
     the run ends there with no solution (it used to run the count to its end)."""
-    from models.spectra_matchings import count_maximal_matchings, maximal_matchings
-    from toolkit.spectra_methods import matchings_applicable
+    from models.spectra.matchings import count_maximal_matchings, maximal_matchings
+    from toolkit.methods.spectra import matchings_applicable
 
     S, calls = np.ones((5, 5), dtype=bool), []
     got = maximal_matchings(S, check=lambda: calls.append(1))
@@ -283,7 +283,7 @@ def test_matching_enumeration_checks_the_budget_in_steps():
 def test_matching_milp_leaves_out_a_symmetry_cut_too_large_to_build(monkeypatch):
     """sym_switches has M (M + 1) / 2 nonzeros a switch (13 GB as a dense matrix at K_8's
     M = 40320): above SYM_NNZ_MAX the optional cut is left out, not built."""
-    from models import spectra_matchings as sm
+    from models.spectra import matchings as sm
 
     def sym_rows(model):
         model.update()
@@ -324,7 +324,7 @@ def test_the_group_pool_is_killed_at_the_limit_not_run_again_serially(monkeypatc
     pool that cannot start (an OSError of its own) still falls back to the serial run."""
     from concurrent.futures import Future
 
-    from heuristics import lumos_reconfig as lr
+    from heuristics.lumos.mdmcf import reconfig as lr
     from toolkit import budget as bmod
 
     dropped, waiting = [], []

@@ -12,7 +12,7 @@ compiled again in every process. Here the machine code goes to :func:`folder`:
 * inside it one folder per version of the kernels, named by the Python and numba versions
   and a hash of every kernel source file (:data:`SOURCES`). [DECISION] The hash covers all
   of them, not each file alone (numba's own stamp): a kernel inlines the kernels it calls
-  from other files, so an edit of ``lumos_chain.py`` must recompile ``lumos_eject_steps.py``
+  from other files, so an edit of ``mdmcf/chain.py`` must recompile ``mdmcf/eject_steps.py``
   too, which numba's per-file stamp misses. Two checkouts or installs of the same version
   (another path, a copy, a container) share one folder; old folders are not pruned (another
   checkout may use one; about 8 MB each: delete them at will).
@@ -37,9 +37,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 # every file that defines a kernel (tests/test_kernel_cache.py checks the list is complete)
-SOURCES = ("heuristics/spectra_jit.py", "heuristics/lumos_chain.py", "heuristics/lumos_konig.py",
-           "heuristics/lumos_eject_steps.py", "heuristics/lumos_lns.py",
-           "heuristics/lumos_triple.py")
+SOURCES = ("heuristics/spectra/jit.py", "heuristics/lumos/mdmcf/chain.py", "heuristics/lumos/mdmcf/konig.py",
+           "heuristics/lumos/mdmcf/eject_steps.py", "heuristics/lumos/mdmcf/lns.py",
+           "heuristics/lumos/mdmcf/triple.py")
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent       # holds toolkit/ and heuristics/
 
 

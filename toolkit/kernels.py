@@ -47,10 +47,10 @@ ROOT = Path(__file__).resolve().parent.parent      # the child's working folder
 
 # set -> (module, warm-up function): the one list of compiled kernels
 KERNELS: dict[str, tuple[str, str]] = {
-    "spectra": ("heuristics.spectra_jit", "warm_up"),               # Decompose's rounds
-    "lumos-chains": ("heuristics.lumos_eject", "warm_up_chains"),   # MDMCF's ejection chains
-    "lumos-lns": ("heuristics.lumos_eject", "warm_up_lns"),         # MDMCF's LNS
-    "lumos-triple": ("heuristics.lumos_triple", "warm_up"),         # lumos-resplit-study only
+    "spectra": ("heuristics.spectra.jit", "warm_up"),               # Decompose's rounds
+    "lumos-chains": ("heuristics.lumos.mdmcf.eject", "warm_up_chains"),   # MDMCF's ejection chains
+    "lumos-lns": ("heuristics.lumos.mdmcf.eject", "warm_up_lns"),         # MDMCF's LNS
+    "lumos-triple": ("heuristics.lumos.mdmcf.triple", "warm_up"),         # lumos-resplit-study only
 }
 
 _WARM: set[str] = set()         # sets warm in this process (forked children inherit both)

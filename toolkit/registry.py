@@ -1,6 +1,6 @@
 """Registry of problem types, their methods (heuristics and model builders) and generators.
 
-A problem module (``toolkit/<problem>_methods.py``) calls :func:`register_problem` once
+A problem module (``toolkit/methods/<problem>.py``) calls :func:`register_problem` once
 with a :class:`Problem`. Problem modules are imported lazily by :func:`problems`.
 """
 from __future__ import annotations
@@ -16,10 +16,10 @@ from toolkit.options import Option, OptionError, parse_options
 if TYPE_CHECKING:
     from models.backend import Result
 
-PROBLEM_MODULES = ("toolkit.spectra_methods", "toolkit.delta_methods", "toolkit.a2a_methods",
-                   "toolkit.lumos_reconfig_methods", "toolkit.lumos_logical_methods",
-                   "toolkit.lumos_staging_methods",
-                   "toolkit.lumos_placement_methods", "toolkit.lumos_sim_methods")
+PROBLEM_MODULES = ("toolkit.methods.spectra", "toolkit.methods.delta", "toolkit.methods.a2a",
+                   "toolkit.methods.lumos_reconfig", "toolkit.methods.lumos_logical",
+                   "toolkit.methods.lumos_staging",
+                   "toolkit.methods.lumos_placement", "toolkit.methods.lumos_sim")
 
 
 @dataclass

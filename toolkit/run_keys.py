@@ -34,7 +34,7 @@ def file_digest(path: Path) -> str:
 
 def shown_path(path: Path, base: Path | None = None, resolved: bool = False) -> str:
     """A file's ``path`` column: resolved, and relative to ``base`` (the CSV's folder) when
-    the file is inside it: a results folder kept with its instances (``results/delta_runs/``)
+    the file is inside it: a results folder kept with its instances (``results/delta/delta_runs/``)
     then resumes in any clone, wherever it is checked out. ``resolved``: both paths are
     resolved already (a batch resolves each file once)."""
     if not resolved:

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 import instances
-from heuristics.delta_sim import simulate
-from instances.delta import DeltaInstance, DeltaSolution, _plain_tasks, check_solution
-from instances.delta_dag import _pruned, build_full_dag, reduce_dag
-from instances.delta_models import TABLE_I, Job
+from heuristics.delta.sim import simulate
+from instances.delta.instance import DeltaInstance, DeltaSolution, _plain_tasks, check_solution
+from instances.delta.dag import _pruned, build_full_dag, reduce_dag
+from instances.delta.models import TABLE_I, Job
 from instances.errors import InstanceError
-from instances.lumos import _first_repeat
-from instances.lumos_check import fibre_paths
+from instances.lumos.instance import _first_repeat
+from instances.lumos.check import fibre_paths
 
 DERIVED = json.loads(open("instances/delta/gpt-7b-derived.json").read())
 
@@ -75,7 +75,7 @@ def _full_width(first: np.ndarray, topo: list[int]) -> np.ndarray:
 def test_pruning_on_the_upper_triangle_keeps_the_same_edges(name, mode, replicas, monkeypatch):
     job = Job(**dict(TABLE_I[name], micro_batches=6, p2p_mode=mode, replicas=replicas))
     seen = []
-    monkeypatch.setattr("instances.delta_dag._pruned",
+    monkeypatch.setattr("instances.delta.dag._pruned",
                         lambda first, topo: seen.append((first.copy(), topo)) or _pruned(first, topo))
     red = reduce_dag(build_full_dag(job)[0])
     first, topo = seen[0]
@@ -146,7 +146,7 @@ def test_the_rows_check_tree_keeps_are_the_rows_int_rows_makes(rows, kept):
     """A file's integer table, typed once by check_tree and handed to int_rows, is the
     array int_rows makes itself; anything else takes the exact paths, as before."""
     from instances.errors import check_tree, int_rows_kept, int_rows_of
-    from instances.lumos import int_rows
+    from instances.lumos.instance import int_rows
 
     data = {"links": copy.deepcopy(rows)}
     with int_rows_kept():
@@ -177,7 +177,7 @@ def test_a_job_shapes_dag_is_built_once_and_filled_with_each_jobs_numbers(monkey
     """A sweep of bandwidths reuses one DAG shape (delta_dag._skeleton): each job's DAG,
     layout and reduction equal those built afresh, and what a caller changes in one DAG or
     instance never reaches the next."""
-    import instances.delta_dag as dd
+    import instances.delta.dag as dd
 
     base = dict(TABLE_I["megatron-177b"], micro_batches=6)
     jobs = [dict(base, bandwidth_gbps=bw) for bw in (200.0, 375.0)] + \
@@ -185,7 +185,7 @@ def test_a_job_shapes_dag_is_built_once_and_filled_with_each_jobs_numbers(monkey
     built = []
     for job in jobs:
         monkeypatch.setattr(dd, "_SKELETONS", {})                  # afresh
-        built.append((dd.build_full_dag(Job.from_dict(job)), instances.delta.from_job(job)))
+        built.append((dd.build_full_dag(Job.from_dict(job)), instances.delta.instance.from_job(job)))
     monkeypatch.setattr(dd, "_SKELETONS", {})
     first = dd.build_full_dag(Job.from_dict(jobs[0]))[0]
     first.tasks[0]["src_gpus"].append(999)                          # a caller's changes
@@ -202,13 +202,13 @@ def test_a_job_shapes_dag_is_built_once_and_filled_with_each_jobs_numbers(monkey
         for k in ("deps", "release", "tail"):
             assert np.array_equal(red[k], red0[k])
         assert red["q0"] == red0["q0"]
-        inst = instances.delta.from_job(job)
+        inst = instances.delta.instance.from_job(job)
         assert np.array_equal(inst.deps, inst0.deps) and inst.tasks == inst0.tasks
     assert jobs[0] != jobs[1] and not np.array_equal(built[0][1].deps, built[1][1].deps)
 
 
 def test_a_dag_changed_after_it_was_built_is_reduced_as_it_is_now():
-    import instances.delta_dag as dd
+    import instances.delta.dag as dd
 
     g, _ = dd.build_full_dag(Job.from_dict(dict(TABLE_I["gpt-7b"])))
     plan = g.plan
@@ -224,8 +224,8 @@ def test_a_dag_changed_after_it_was_built_is_reduced_as_it_is_now():
 def test_the_checkers_counts_are_the_set_counts_of_circuits_and_links():
     """Kept circuits (by the old configuration's port map), kept links (by sorted look-up)
     and realized links (by bincount) count what sets of keys and np.add.at count."""
-    from instances.lumos import OcsConfig
-    from instances.lumos_check import check_config, old_paths, realized_topology
+    from instances.lumos.instance import OcsConfig
+    from instances.lumos.check import check_config, old_paths, realized_topology
 
     inst = instances.load_instance("instances/lumos/cross-rings-P8.json")
     rng = np.random.default_rng(11)
@@ -255,7 +255,7 @@ def test_the_critical_path_is_the_longest_path_with_repeated_dependencies_or_not
     acyclicity check found) is the one a pass with np.maximum.at finds, also when a file
     lists a dependency twice."""
     from instances.dag import topological_order
-    from instances.delta_input import _critical_path
+    from instances.delta.input import _critical_path
 
     data = copy.deepcopy(DERIVED)
     if twice:

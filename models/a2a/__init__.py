@@ -1,0 +1,2 @@
+"""a2a: all-to-all on reconfigurable photonic interconnects (Zhou et al.; spec ../shared/specs/a2a.md):
+gurobipy model builders."""

@@ -1,0 +1,2 @@
+"""Spectra: scheduling parallel optical circuit switches (Liang et al.; spec ../shared/specs/spectra.md):
+gurobipy model builders."""

@@ -1,0 +1,1 @@
+"""Tests of heuristics/a2a/ (a2a)."""

@@ -1,0 +1,1 @@
+"""Tests of heuristics/delta/ (delta)."""

@@ -1,0 +1,1 @@
+"""Tests of instances/a2a/ (a2a)."""

@@ -1,0 +1,1 @@
+"""Tests of models/a2a/ (a2a)."""

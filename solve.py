@@ -372,7 +372,7 @@ def cmd_reproduce(args) -> int:
 
     if args.target not in TARGETS:
         raise BadInput(f"unknown reproduce target {args.target!r} (known: {', '.join(TARGETS)})")
-    folder = _out_folder(default_out(args.quick) if args.out is None else args.out)
+    folder = _out_folder(default_out(args.quick, args.target) if args.out is None else args.out)
     try:
         report = run_target(args.target, quick=args.quick, out_dir=folder)
     except ReproduceError as exc:

@@ -73,12 +73,12 @@ def headline(title: str, table, floatfmt: str = ".4g") -> str:
 def reproduce_cmd(target: str, quick: bool, out_dir: Path) -> str:
     """The command that writes this report where it is: ``python solve.py reproduce
     TARGET [--quick] [--out DIR]``, ``--out`` only where DIR is not the run's default
-    (results/, or results/quick/ with --quick)."""
+    (results/<paper>/, or results/quick/<paper>/ with --quick)."""
     from toolkit.reproduce import default_out
 
     cmd = f"python solve.py reproduce {target}" + (" --quick" if quick else "")
     out_dir = Path(out_dir)
-    return cmd if out_dir == default_out(quick) else f"{cmd} --out {out_dir.as_posix()}"
+    return cmd if out_dir == default_out(quick, target) else f"{cmd} --out {out_dir.as_posix()}"
 
 
 def write_report(out_dir: Path, name: str, md_lines: list[str], tables: dict,
@@ -104,7 +104,7 @@ def main(run, doc: str) -> None:
     ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", metavar="DIR",
-                    help="folder (default results/, with --quick results/quick/)")
+                    help="folder (default results/<paper>/, with --quick results/quick/<paper>/)")
     a = ap.parse_args()
     target = target_of(sys.modules[run.__module__].__file__, run.__name__)
     if target is None:

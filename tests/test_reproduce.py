@@ -88,16 +88,17 @@ def _cli(cwd, *args):
 
 def test_quick_reproduce_leaves_the_committed_results_alone(tmp_path):
     """A checkout holding a2a Fig. 13's committed full run: `reproduce a2a-fig13 --quick`
-    writes into results/quick/ (gitignored), so `git status results/` stays clean and the
+    writes into results/quick/a2a/ (gitignored), so `git status results/` stays clean and the
     full report is byte-identical; its headline goes to stdout, the files to stderr; and a
     quick run told to write over the full report is refused (exit 2, one line)."""
     committed = sorted(ROOT.glob("results/a2a/a2a_fig13*"))
     assert {p.name for p in committed} >= {"a2a_fig13.md", "a2a_fig13.csv"}
-    (tmp_path / "results").mkdir()
+    room = tmp_path / "results" / "a2a"                  # a2a's results folder
+    room.mkdir(parents=True)
     for p in committed:
-        shutil.copy(p, tmp_path / "results" / p.name)
+        shutil.copy(p, room / p.name)
     shutil.copy(ROOT / ".gitignore", tmp_path / ".gitignore")
-    before = {p.name: p.read_bytes() for p in (tmp_path / "results").iterdir()}
+    before = {p.name: p.read_bytes() for p in room.iterdir()}
     _git(tmp_path, "init", "-q")
     _git(tmp_path, "add", ".")
     _git(tmp_path, "commit", "-qm", "full results")
@@ -105,25 +106,25 @@ def test_quick_reproduce_leaves_the_committed_results_alone(tmp_path):
     code, out, err = _cli(tmp_path, "reproduce", "a2a-fig13", "--quick")
     assert code == 0, err
     assert _git(tmp_path, "status", "--porcelain", "--untracked-files=all", "results/") == ""
-    assert {p.name: p.read_bytes() for p in (tmp_path / "results").glob("a2a*")} == before
+    assert {p.name: p.read_bytes() for p in room.glob("a2a*")} == before
     quick = tmp_path / "results" / "quick"
-    written = sorted(p.relative_to(tmp_path).as_posix() for p in quick.iterdir())
-    assert written == sorted(["results/quick/a2a_fig13.md", "results/quick/a2a_fig13.csv",
-                              "results/quick/a2a_fig13_curves.csv", "results/quick/a2a_fig13.png"])
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in quick.rglob("*") if p.is_file())
+    assert written == sorted(["results/quick/a2a/a2a_fig13.md", "results/quick/a2a/a2a_fig13.csv",
+                              "results/quick/a2a/a2a_fig13_curves.csv", "results/quick/a2a/a2a_fig13.png"])
     assert sorted(ln.split(" ", 1)[1] for ln in err.splitlines() if ln.startswith("wrote ")) \
         == written                                          # the files: stderr only
     assert "results/" not in out
-    md = (quick / "a2a_fig13.md").read_text()
+    md = (quick / "a2a" / "a2a_fig13.md").read_text()
     assert "Regenerate: `python solve.py reproduce a2a-fig13 --quick`." in md
     claim = next(ln for ln in md.splitlines() if ln.startswith("| max ratio, n <= 64 |"))
     assert claim in out.splitlines()                    # the headline: the report's own claim
     assert claim.startswith("| max ratio, n <= 64 | <= 2.22 | ")         # paper beside ours
 
-    code, out, err = _cli(tmp_path, "reproduce", "a2a-fig13", "--quick", "--out", "results")
+    code, out, err = _cli(tmp_path, "reproduce", "a2a-fig13", "--quick", "--out", "results/a2a")
     assert code == 2 and out == "" and "Traceback" not in err
     line, = err.strip().splitlines()
-    assert "results/a2a_fig13.md" in line and "full run" in line
-    assert {p.name: p.read_bytes() for p in (tmp_path / "results").glob("a2a*")} == before
+    assert "results/a2a/a2a_fig13.md" in line and "full run" in line
+    assert {p.name: p.read_bytes() for p in room.glob("a2a*")} == before
 
 
 def test_reproduce_help_lists_every_target_with_its_times():

@@ -105,10 +105,11 @@ def parser(solve_epilog: str | None = None, description: str | None = None
     p.add_argument("target", metavar="TARGET", help="one of the targets listed below")
     p.add_argument("--quick", action="store_true",
                    help="the target's shorter variant (fewer seeds, sizes or matrices), "
-                        "written to results/quick/; it never replaces a full run's report")
+                        "written to results/quick/<paper>/; it never replaces a full run's report")
     p.add_argument("--out", metavar="DIR",
                    help="folder for the report, its figures and its run caches "
-                        "(default results/, with --quick results/quick/)")
+                        "(default results/<paper>/, e.g. results/spectra/, with --quick "
+                        "results/quick/<paper>/; results/ for the shared targets)")
     _verbosity_args(ap, False)
     for p in sub.choices.values():      # global flags: before or after the subcommand
         _verbosity_args(p, argparse.SUPPRESS)

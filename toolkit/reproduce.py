@@ -10,8 +10,10 @@ results/ or timed on the shared 2-core machine (load 3-8; the short targets and 
 (extrapolated from recorded runs, e.g. the full DELTA figures from their ``--quick`` runs
 at a 10x time limit; not run in full).
 
-Where a run writes (issue 28): a full run into ``results/``, a ``--quick`` run into
-``results/quick/`` (gitignored), or either into ``--out DIR``; every cache a target keeps
+Where a run writes (issue 28): a full run into its paper's folder, ``results/<paper>/``
+(issue 30: ``spectra-fig5`` into ``results/spectra/``; the shared targets into ``results/``),
+a ``--quick`` run into the same under ``results/quick/`` (gitignored), or either into
+``--out DIR`` (that folder itself); every cache a target keeps
 (``lumos_runs/``, ``delta_runs/``, ``spectra_runs/``) lives under that folder too, so a
 quick run never touches ``results/``. [DECISION] A quick run refuses a folder whose report
 of the same target is a full run's (its "Regenerate" command has no ``--quick``): a full
@@ -26,6 +28,7 @@ from pathlib import Path
 
 RESULTS = Path("results")           # a full run's folder (relative to the working folder)
 QUICK = RESULTS / "quick"           # a --quick run's folder
+ROOMS = ("spectra", "delta", "lumos", "a2a")    # a paper's targets are named <paper>-...
 
 
 class ReproduceError(ValueError):
@@ -174,11 +177,19 @@ TARGETS: dict[str, Target] = {
 }
 
 
-def default_out(quick: bool) -> Path:
-    """Where a run writes without ``--out``: results/, or results/quick/ with ``--quick``
-    (also for a target without a quick variant, which then runs in full: the user asked
-    for a run that leaves results/ alone)."""
-    return QUICK if quick else RESULTS
+def room(name: str) -> str:
+    """The paper whose results folder target ``name`` writes to (``spectra-fig5`` ->
+    ``spectra``); "" for the shared targets (``batch-scaling``, ``cold-start``, ...)."""
+    head = name.split("-")[0]
+    return head if head in ROOMS else ""
+
+
+def default_out(quick: bool, name: str = "") -> Path:
+    """Where a run of target ``name`` writes without ``--out``: results/<paper>/ (results/
+    for a shared target), or the same under results/quick/ with ``--quick`` (also for a
+    target without a quick variant, which then runs in full: the user asked for a run that
+    leaves results/ alone)."""
+    return (QUICK if quick else RESULTS) / room(name)
 
 
 def target_lines() -> list[str]:
@@ -221,7 +232,7 @@ def run_target(name: str, quick: bool = False, out_dir: Path | None = None):
     if name not in TARGETS:
         raise KeyError(f"unknown reproduce target {name!r} (known: {', '.join(TARGETS)})")
     target = TARGETS[name]
-    out_dir = default_out(quick) if out_dir is None else Path(out_dir)
+    out_dir = default_out(quick, name) if out_dir is None else Path(out_dir)
     if quick and target.quick is None:
         from toolkit.progress import note
 
@@ -232,7 +243,7 @@ def run_target(name: str, quick: bool = False, out_dir: Path | None = None):
         raise ReproduceError(
             f"--out {out_dir.as_posix()}: {full.as_posix()} holds a full run of {name}; a "
             f"--quick run never replaces it (leave out --out to write to "
-            f"{QUICK.as_posix()}/, or name another folder)")
+            f"{default_out(True, name).as_posix()}/, or name another folder)")
     mod, fn = target.entry.split(":")
     out_dir.mkdir(parents=True, exist_ok=True)
     return getattr(importlib.import_module(mod), fn)(quick=quick, out_dir=out_dir)

@@ -27,7 +27,7 @@ def _verified(inst, st) -> float:
     return m["total_cost"]
 
 
-def run(quick: bool = False, out_dir: Path = Path("results")) -> Report:
+def run(quick: bool = False, out_dir: Path = Path("results/a2a")) -> Report:
     inst = generate("example")
     ours = realize(rdc(inst).best, inst)
     static = realize(k1_candidate(8, [1]), inst)

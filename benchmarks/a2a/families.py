@@ -44,7 +44,7 @@ def _verified_hop_sums(n: int, cands) -> list[int]:
     return out
 
 
-def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run(quick: bool = False, out_dir: Path = Path("results/a2a")) -> list[Path]:
     ns = (8, 16, 32) if quick else (8, 16, 32, 64)
     rows, chains, lines = [], [], []
     for n in ns:

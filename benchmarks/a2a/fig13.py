@@ -32,7 +32,7 @@ def _ratio(n: int, costs) -> tuple[float, int]:
     return float(r.max()), int(r.argmax()) + 1
 
 
-def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run(quick: bool = False, out_dir: Path = Path("results/a2a")) -> list[Path]:
     ns = [2 ** p for p in range(3, 11 if quick else 13)]
     pm_max = 16 if quick else 32
     rows, curves = [], []

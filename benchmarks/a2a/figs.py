@@ -171,7 +171,7 @@ def _report(out_dir, fig, title, quick, summ, paper_avg, notes, seeds, tables):
         claim))
 
 
-def run_fig11(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run_fig11(quick: bool = False, out_dir: Path = Path("results/a2a")) -> list[Path]:
     seeds = [0] if quick else [0, 1, 2]
     configs = [(n, k, wl, 32.0) for n in (8, 16, 32, 64) for k in (1, 2) for wl in WORKLOADS]
     df = _grid(configs, seeds, sim=True)
@@ -196,7 +196,7 @@ def run_fig11(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
                    {"a2a_fig11.csv": df, "a2a_fig11_summary.csv": summ})
 
 
-def run_fig12(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run_fig12(quick: bool = False, out_dir: Path = Path("results/a2a")) -> list[Path]:
     seeds = [0] if quick else [0, 1, 2]
     configs = [(16, k, wl, s) for k in (1, 2) for wl in WORKLOADS for s in (8.0, 16.0, 32.0, 64.0)]
     df = _grid(configs, seeds, sim=True)
@@ -216,7 +216,7 @@ def run_fig12(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
                    {"a2a_fig12.csv": df, "a2a_fig12_summary.csv": summ})
 
 
-def run_fig14(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run_fig14(quick: bool = False, out_dir: Path = Path("results/a2a")) -> list[Path]:
     panels = [(64, 128.0), (64, 64.0), (16, 128.0)]
     Rs = np.r_[0.0, np.logspace(-7, -1, 13 if quick else 25)]
     recs = []

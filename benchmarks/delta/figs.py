@@ -157,11 +157,11 @@ def _simai_fig_note(param: str) -> str:
             if param == "seq_len" else "the files' activations (traced at sequence 2048)")
 
 
-def run_fig6(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run_fig6(quick: bool = False, out_dir: Path = Path("results/delta")) -> list[Path]:
     return run_fig("fig6", quick, out_dir)
 
 
-def run_fig8(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run_fig8(quick: bool = False, out_dir: Path = Path("results/delta")) -> list[Path]:
     return run_fig("fig8", quick, out_dir)
 
 
@@ -208,7 +208,7 @@ def _port_runs(quick: bool, out_dir: Path) -> pd.DataFrame:
     return df
 
 
-def run_fig9(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run_fig9(quick: bool = False, out_dir: Path = Path("results/delta")) -> list[Path]:
     df = _port_runs(quick, out_dir)
     table = df[["model", "method", "port_ratio", "ports_used", "iteration_time", "nct", "nct_chain",
                 "milp_stage1_objective", "status"]].copy()
@@ -245,7 +245,7 @@ def reversed_copy(inst, freed: np.ndarray, extra: bool = True):
                    name=inst.name + ("-T" if extra else "-T0"))
 
 
-def run_fig10(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run_fig10(quick: bool = False, out_dir: Path = Path("results/delta")) -> list[Path]:
     ports = _port_runs(quick, out_dir)
     tag = "fig10_quick" if quick else "fig10"
     frames = []
@@ -302,7 +302,7 @@ FIG11_MODELS = ("megatron-462b", "deepseek-671b")
 FIG11_N = {True: (8, 16, 32), False: (32, 64, 128, 256, 512)}     # quick, full
 
 
-def run_fig11(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run_fig11(quick: bool = False, out_dir: Path = Path("results/delta")) -> list[Path]:
     tag = "fig11_quick" if quick else "fig11"
     inst_dir = out_dir / "delta_runs" / tag
     for n in FIG11_N[quick]:
@@ -354,7 +354,7 @@ def run_fig11(quick: bool = False, out_dir: Path = Path("results")) -> list[Path
     return report
 
 
-def run_ga(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run_ga(quick: bool = False, out_dir: Path = Path("results/delta")) -> list[Path]:
     """Issue 5 target: DELTA-Fast converges (200 generations without improvement) within
     60 s on each Table I workload on 2 cores (2 fitness worker processes); issue 18: also on
     the imported GPT-175B and MoE (benchmarks/delta/simai_runs.py; own CSV ``<tag>_simai``)."""

@@ -85,7 +85,7 @@ def fts_case(inst, label, step, limit, backend="highs"):
                 bound=None, gap=None, verified=None, reference_des=sim.makespan)
 
 
-def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run(quick: bool = False, out_dir: Path = Path("results/delta")) -> list[Path]:
     ns = [2, 4, 8, 16] if quick else [2, 4, 8, 16, 32, 64]
     size_cases = [("gpt-7b", n) for n in ns] + [("mixtral-8x22b", n) for n in ns] + \
         ([] if quick else [("megatron-462b", 128), ("deepseek-671b", 128)])

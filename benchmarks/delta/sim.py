@@ -26,7 +26,7 @@ from instances.delta.models import TABLE_I
 WORKLOADS = ("megatron-177b", "mixtral-8x22b", "megatron-462b", "deepseek-671b", "gpt-7b")
 
 
-def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run(quick: bool = False, out_dir: Path = Path("results/delta")) -> list[Path]:
     reps = 5 if quick else 21
     recs = []
     for name in WORKLOADS:

@@ -102,7 +102,7 @@ def _summary(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
                               sim_wall_s=("sim_wall_s", "first")).reset_index()
 
 
-def run_scale(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run_scale(quick: bool = False, out_dir: Path = Path("results/lumos")) -> list[Path]:
     from toolkit.progress import track
 
     sizes = (2048, 4096) if quick else (2048, 4096, 8192, 16384, 32768)
@@ -280,7 +280,7 @@ def _ilp_table(df: pd.DataFrame, runs_dir: Path) -> pd.DataFrame:
     return summ.merge(pd.DataFrame(rows), on=["gpus", "strategy"]).drop(columns="alg_s_mean")
 
 
-def run_ilp(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run_ilp(quick: bool = False, out_dir: Path = Path("results/lumos")) -> list[Path]:
     from toolkit.progress import track
 
     sizes = (2048, 4096) if quick else (2048, 4096, 8192, 16384, 32768)

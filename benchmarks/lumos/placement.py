@@ -129,7 +129,7 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run(quick: bool = False, out_dir: Path = Path("results/lumos")) -> list[Path]:
     arrivals = QUICK_ARRIVALS if quick else ARRIVALS
     t0 = time.perf_counter()
     runs = {g: simulate(g, arrivals) for g in SCALES}

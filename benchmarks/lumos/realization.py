@@ -38,7 +38,7 @@ K = 16
 STEPS = {"quick": (3, 2), "full": (8, 4)}
 
 
-def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run(quick: bool = False, out_dir: Path = Path("results/lumos")) -> list[Path]:
     scales = SCALES
     steps = dict(zip(scales, STEPS["quick" if quick else "full"]))
     group_s = 2.0 if quick else 8.0

@@ -43,7 +43,7 @@ def _sequence(fab, workload, steps, seed):
     return job_sequence(fab, steps, seed=seed)
 
 
-def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run(quick: bool = False, out_dir: Path = Path("results/lumos")) -> list[Path]:
     from heuristics.lumos.mdmcf.eject import preload
 
     pods = PODS["quick" if quick else "full"]
@@ -150,7 +150,7 @@ def summarize(df: pd.DataFrame):
 
 
 def rerender(csv: Path = Path("results/lumos/lumos_reconfig.csv"), quick: bool = True, steps: int = 2,
-             ilp_group_s: float = 10.0, out_dir: Path = Path("results")) -> list[Path]:
+             ilp_group_s: float = 10.0, out_dir: Path = Path("results/lumos")) -> list[Path]:
     """Rewrite results/lumos/lumos_reconfig.md from the saved per-step CSV (no re-solving)."""
     df = pd.read_csv(csv)
     summ, status = summarize(df)

@@ -126,7 +126,7 @@ def ilp_optimum(inst: ReconfigInstance, start: OcsConfig, cache: Path) -> dict:
     return rec
 
 
-def fill_cache(quick: bool = False, out_dir: Path = Path("results"), first: int = 0,
+def fill_cache(quick: bool = False, out_dir: Path = Path("results/lumos"), first: int = 0,
                reverse: bool = False, workloads: tuple = ()) -> None:
     """Solve (or load) the ITV-ILP of every step from the ``first``-th on (``reverse``: from
     the last one back to it, so that a second process can fill the far end of the set
@@ -151,7 +151,7 @@ if __name__ == "__main__":
     import argparse
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--out-dir", default="results")
+    ap.add_argument("--out-dir", default="results/lumos")
     ap.add_argument("--first", type=int, default=0, help="start at this step (0-based)")
     ap.add_argument("--reverse", action="store_true", help="from the last step back to --first")
     ap.add_argument("--workloads", default="", help="comma-separated, e.g. rings-mcf,jobs-mcf")

@@ -232,7 +232,7 @@ def seeds(quick: bool, df: pd.DataFrame, insts: list) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run(quick: bool = False, out_dir: Path = Path("results/lumos")) -> list[Path]:
     load0, t0 = os.getloadavg()[0], time.perf_counter()
     df, insts = quality(quick, out_dir)
     tr = tradeoff(quick, df, insts)

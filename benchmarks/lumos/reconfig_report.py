@@ -98,7 +98,7 @@ def _targets(df: pd.DataFrame) -> list[str]:
 
 
 def report(df: pd.DataFrame, tr: pd.DataFrame, sd: pd.DataFrame, quick: bool, load0: float,
-           wall: float, out_dir: Path = Path("results")) -> list[str]:
+           wall: float, out_dir: Path = Path("results/lumos")) -> list[str]:
     from heuristics.lumos.mdmcf.reconfig import EXACT_VARS, EXACT_WORK, LNS
     cmd = reproduce_cmd("lumos-reconfig-quality", quick, out_dir)
     cache = (Path(out_dir) / "lumos_runs" / "reconfig_quality").as_posix()
@@ -189,7 +189,7 @@ def report(df: pd.DataFrame, tr: pd.DataFrame, sd: pd.DataFrame, quick: bool, lo
         f"Load average at the end: {os.getloadavg()[0]:.1f}.", ""]
 
 
-def rerender(out_dir: Path = Path("results"), quick: bool = False) -> list[Path]:
+def rerender(out_dir: Path = Path("results/lumos"), quick: bool = False) -> list[Path]:
     """Rewrite the report from its CSVs (no solving, no timing); the machine and load lines
     stay those of the run that measured them."""
     df = pd.read_csv(out_dir / "lumos_reconfig_quality.csv")

@@ -153,7 +153,7 @@ def _summary(df: pd.DataFrame) -> pd.DataFrame:
     return by
 
 
-def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run(quick: bool = False, out_dir: Path = Path("results/lumos")) -> list[Path]:
     load0 = os.getloadavg()[0]
     df = study(quick, out_dir)
     by = _summary(df)

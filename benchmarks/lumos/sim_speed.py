@@ -17,7 +17,7 @@ import pandas as pd
 from benchmarks.common import headline, machine, main, md_table, reproduce_cmd, write_report
 
 
-def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run(quick: bool = False, out_dir: Path = Path("results/lumos")) -> list[Path]:
     from heuristics.lumos.sim.architectures import make_arch
     from heuristics.lumos.sim.engine import Simulator
     from heuristics.lumos.sim.workload import helios_jobs

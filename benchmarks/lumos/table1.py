@@ -37,7 +37,7 @@ def claims(df: pd.DataFrame) -> pd.DataFrame:
     ], columns=["quantity", "paper", "ours"])
 
 
-def run(quick: bool = False, out_dir: Path = Path("results")) -> Report:
+def run(quick: bool = False, out_dir: Path = Path("results/lumos")) -> Report:
     df = pd.DataFrame(table1())
     df["match"] = df["ours"] == df["paper"]
     said = claims(df)

@@ -65,7 +65,7 @@ def simulated(quick: bool, out_dir: Path) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True), n_jobs, runs
 
 
-def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run(quick: bool = False, out_dir: Path = Path("results/lumos")) -> list[Path]:
     sim, n_jobs, runs = simulated(quick, out_dir)
     sim_summ = sim.groupby(["gpus", "strategy"]).agg(
         reconfigurations=("reallocated_share", "size"),

@@ -20,7 +20,7 @@ from toolkit.io import write_text_atomic
 
 
 
-def run(quick: bool = False, out_dir: Path = Path("results")) -> Report:
+def run(quick: bool = False, out_dir: Path = Path("results/spectra")) -> Report:
     inst = SpectraInstance(example_matrix(), switches=2, delay=0.01, name="worked-example")
     dec = decompose(inst.demand)
     sched = lpt_schedule(dec, inst.switches, inst.delay)

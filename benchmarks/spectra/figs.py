@@ -204,7 +204,7 @@ def _delta_fig(name, title, workloads, methods, quick, out_dir, s_grid=None, noi
                   group=("workload", "noise") if len(noises) > 1 else ("workload",))
 
 
-def run_fig6(quick=False, out_dir=Path("results")):
+def run_fig6(quick=False, out_dir=Path("results/spectra")):
     gpt = ["## GPT entries (noise-free matrix, spec 4.2: TP=4, PP=4, DP=2, Sinkhorn-normalized)",
            "", md_table(gpt_entries(), ".4g"), ""]
     return _delta_fig("fig6", "Spectra Fig. 6: AI workloads, makespan vs delta", ("gpt", "moe"),
@@ -212,12 +212,12 @@ def run_fig6(quick=False, out_dir=Path("results")):
                       extra=gpt)
 
 
-def run_fig7(quick=False, out_dir=Path("results")):
+def run_fig7(quick=False, out_dir=Path("results/spectra")):
     return _delta_fig("fig7", "Spectra Fig. 7: sensitivity to Equalize (AI workloads)",
                       ("gpt", "moe"), ("spectra", "spectra-noeq"), quick, out_dir)
 
 
-def run_fig8(quick=False, out_dir=Path("results")):
+def run_fig8(quick=False, out_dir=Path("results/spectra")):
     return _delta_fig("fig8", "Spectra Fig. 8: sensitivity to noise (sigma 0.3% vs 1%)",
                       ("gpt", "moe"), ("spectra", "spectra-eclipse"), quick, out_dir,
                       s_grid=(2, 4), noises=(0.003, 0.01),
@@ -229,12 +229,12 @@ def run_fig8(quick=False, out_dir=Path("results")):
                            "(spec 4.3): they sit beside the GPT noise = 0.003 rows only.")
 
 
-def run_fig9(quick=False, out_dir=Path("results")):
+def run_fig9(quick=False, out_dir=Path("results/spectra")):
     return _delta_fig("fig9", "Spectra Fig. 9: standard benchmark (n=100, m=16), makespan vs delta",
                       ("benchmark",), METHODS, quick, out_dir)
 
 
-def run_fig10(quick=False, out_dir=Path("results")):
+def run_fig10(quick=False, out_dir=Path("results/spectra")):
     runs = _runs(quick)
     ms = M_GRID[::2] + (32,) if quick else M_GRID
     df = sweep(("benchmark",), (4,), (0.04,), runs, METHODS, ms=ms)
@@ -252,7 +252,7 @@ def run_fig10(quick=False, out_dir=Path("results")):
                                    "Fig. 10, which gives no numbers"), group=("workload", "m"))
 
 
-def run_vs_s(quick=False, out_dir=Path("results")):
+def run_vs_s(quick=False, out_dir=Path("results/spectra")):
     runs = _runs(quick)
     s_grid = (1, 2, 4, 8, 16)
     df = sweep(("gpt", "moe", "benchmark"), s_grid, (0.04,), runs, METHODS)
@@ -272,7 +272,7 @@ def run_vs_s(quick=False, out_dir=Path("results")):
                                    "against s"))
 
 
-def run_fig5(quick=False, out_dir=Path("results")):
+def run_fig5(quick=False, out_dir=Path("results/spectra")):
     """Fig. 5: heatmap of one synthetic MoE matrix (the paper's is qualitative only)."""
     t0 = time.perf_counter()
     D = matrix("moe", SEED0)
@@ -310,7 +310,7 @@ def run_fig5(quick=False, out_dir=Path("results")):
     return report
 
 
-def run_fig11(quick=False, out_dir=Path("results")):
+def run_fig11(quick=False, out_dir=Path("results/spectra")):
     """Fig. 11 / Appendix: P(degree(D) = k) for sums of k random permutations vs Eq. 10."""
     t0 = time.perf_counter()
     trials = 200 if quick else 500

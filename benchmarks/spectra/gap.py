@@ -78,7 +78,7 @@ def instances(quick: bool):
                                              **FAMILY_ARGS[family](n))
 
 
-def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run(quick: bool = False, out_dir: Path = Path("results/spectra")) -> list[Path]:
     limit = 20.0 if quick else 60.0              # slot MILP (OPT_T)
     opt_limit = 120.0 if quick else OPT_LIMIT_S  # matching MILP (OPT)
     exact_cfg = RunConfig(backend="highs", mip_gap=0.0, time_limit=limit)

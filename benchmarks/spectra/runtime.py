@@ -142,7 +142,7 @@ def quality(runs: int) -> pd.DataFrame:
     return pd.DataFrame(recs)
 
 
-def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
+def run(quick: bool = False, out_dir: Path = Path("results/spectra")) -> list[Path]:
     runs = 10 if quick else 50
     cmp_df = compare(quick, runs)
     ct = cmp_df.groupby(["workload", "n"], sort=False).agg(

@@ -352,18 +352,6 @@ def _maxmin(g: SimGraph, act, cap, B) -> np.ndarray:
 # ------------------------------------------------------------------------------------------
 # Bound; the critical chain and NCT live in heuristics.delta.nct
 # ------------------------------------------------------------------------------------------
-_MOVED = ("critical_chain", "comm_time", "evaluate", "ideal_reference", "nct_metrics")
-
-
-def __getattr__(name):
-    """The NCT functions moved to heuristics.delta.nct (issue 18); old imports still work."""
-    if name in _MOVED:
-        from heuristics.delta import nct as delta_nct
-
-        return getattr(delta_nct, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def critical_path_bound(inst: DeltaInstance) -> float:
     """Longest path with every task at its full NIC rate V/(F B): a lower bound on C for
     any topology and any rate policy (a task never exceeds F_m B); the horizon check's

@@ -176,7 +176,7 @@ def _methods() -> list[Method]:
                K2_OPTIONS, applicable=static_applicable),
         Method("one-hop", "heuristic", run_one_hop,
                "always reconfigure: direct round-robin, ceil((n-1)/k) configurations (Fig. 5)"),
-    ] + MODEL_METHODS + baseline_methods(K2_SIZE)
+    ] + MODEL_METHODS + baseline_methods(K2_SIZE, k2_declines)
 
 
 register_problem(Problem(

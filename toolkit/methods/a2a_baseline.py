@@ -11,13 +11,6 @@ from toolkit.registry import lazy, Method, MethodOutput, RunConfig
 topoopt_declines = lazy("heuristics.a2a.baselines", "topoopt_declines")
 
 
-def k2_declines(inst, cfg):
-    """The k >= 2 size cap of ``rdc`` (imported late: toolkit.methods.a2a imports this module)."""
-    from toolkit.methods.a2a import k2_declines as declines
-
-    return declines(inst, cfg)
-
-
 def _baseline(name):
     def run(inst, cfg: RunConfig) -> MethodOutput:
         from heuristics.a2a.baselines import BASELINES
@@ -27,8 +20,9 @@ def _baseline(name):
     return run
 
 
-def baseline_methods(k2_size: tuple) -> list[Method]:
-    """The baselines; ``k2_size`` are rdc's k >= 2 size-cap options (toolkit.methods.a2a)."""
+def baseline_methods(k2_size: tuple, k2_declines) -> list[Method]:
+    """The baselines; ``k2_size`` are rdc's k >= 2 size-cap options and ``k2_declines`` its
+    check of them (toolkit.methods.a2a, which imports this module)."""
     return [
         Method("mixnet", "heuristic", _baseline("mixnet"),
                "baseline MixNet (static traffic-aware greedy topology; spec 4.2 reconstruction)"),

@@ -271,7 +271,7 @@ NESTED = """
 import os, sys, time
 from concurrent.futures import ProcessPoolExecutor
 sys.path.insert(0, sys.argv[1])
-from toolkit.batch_pool import worker_init
+from toolkit.pools import worker_init
 
 def inner():
     time.sleep(60)

@@ -18,7 +18,7 @@ Rows written before run keys existed match nothing (rerun), unless the caller pa
 Ctrl-C stops the batch: running tasks are abandoned (their workers killed; in-process the
 solve is interrupted) and never written, so the rerun does them again. Local worker
 processes ignore Ctrl-C (the parent stops them) and die with their parent, even by
-``kill -9`` and mid-solve (:func:`toolkit.batch_pool.worker_init`); the Dask path is
+``kill -9`` and mid-solve (:func:`toolkit.pools.worker_init`); the Dask path is
 :mod:`toolkit.batch_dask`.
 """
 from __future__ import annotations

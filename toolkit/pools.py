@@ -22,7 +22,7 @@ warms those of the pool that started it; a later pool's other sets load once per
 moves what it loaded out of the garbage collector's sight (``gc.freeze``: a worker's
 collections then traverse its tasks' objects, not the libraries'), ignores Ctrl-C (the
 owner stops the pool: :func:`kill_pool`) and dies with the owner
-(:func:`toolkit.batch_pool.worker_init`): when the owner dies, even by ``kill -9``, its
+(:func:`worker_init`): when the owner dies, even by ``kill -9``, its
 forkserver sees the last end of its "alive" pipe close (each worker closes its copy,
 :func:`_leave_server`) and exits, and the kernel kills the workers (``PR_SET_PDEATHSIG``).
 """
@@ -35,6 +35,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 
@@ -197,7 +198,6 @@ def drop_shared(ex: ProcessPoolExecutor) -> None:
 
 def _worker_start(share, kernels, owner, initializer, initargs) -> None:
     global STARTS
-    from toolkit.batch_pool import worker_init
     from toolkit.threads import apply_share
 
     STARTS += 1
@@ -252,3 +252,54 @@ def kill_pool(ex: ProcessPoolExecutor) -> None:
         p.join(5)
     if results is not None:
         results._writer.close()
+
+
+def worker_init(parent: int) -> None:
+    """In each local worker: leave Ctrl-C to the parent, and die with it.
+
+    Linux: the kernel sends SIGKILL when the parent dies (``PR_SET_PDEATHSIG``; the
+    parent of a pool's worker is the pool's forkserver, which exits when the pool's owner
+    ``parent`` does), whatever the worker is doing, and the same holds for processes the
+    worker forks with respect to the worker. Elsewhere a thread checks once a second
+    whether the worker was orphaned (its parent process changed or ``parent`` is gone).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ppid = os.getppid()
+    linux = _kill_me_with_parent()
+    if _orphaned(ppid, parent):     # the parent died before prctl took effect
+        os._exit(1)
+    if linux:
+        os.register_at_fork(after_in_child=_kill_me_with_parent)
+    else:
+        threading.Thread(target=_watch_parent, args=(ppid, parent), daemon=True,
+                         name="watch-parent").start()
+
+
+def _kill_me_with_parent() -> bool:
+    """Ask Linux to SIGKILL this process when its parent dies; False where it cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0) == 0   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return False
+
+
+def _orphaned(ppid: int, parent: int) -> bool:
+    if os.getppid() != ppid:
+        return True
+    try:
+        os.kill(parent, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass
+    return False
+
+
+def _watch_parent(ppid: int, parent: int) -> None:
+    while not _orphaned(ppid, parent):
+        time.sleep(1.0)
+    os.kill(os.getpid(), signal.SIGKILL)

@@ -294,9 +294,10 @@ def _method_list(text: str) -> list[str]:
 
 def cmd_gap(args) -> int:
     """A batch of every file with every method that applies to its problem, ranked per
-    instance; with --out, also the report (toolkit.gap_report) in that folder."""
+    instance; with --out, also the report (toolkit.gap_write) in that folder."""
     from toolkit.batch import KEY_FIELDS
-    from toolkit.gap_report import rank_by_instance, write_report
+    from toolkit.gap_report import rank_by_instance
+    from toolkit.gap_write import write_report
     from toolkit.outdir import from_row
     from toolkit.rank import RANK_FIELDS
     from toolkit.run import failed

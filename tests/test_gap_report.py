@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from toolkit import gap_report as G
+from toolkit import gap_report as G, gap_write
 
 
 def rec(inst, method, obj, *, bound=None, status="feasible", verified=True):
@@ -42,7 +42,7 @@ def test_ranks_are_per_instance(recs):
 
 
 def test_gap_table_numbers_are_the_records(recs, tmp_path):
-    G.write_report(recs, tmp_path)
+    gap_write.write_report(recs, tmp_path)
     with open(tmp_path / "gap.csv", newline="") as fh:
         table = list(csv.DictReader(fh))
     assert len(table) == len(recs)

@@ -1,6 +1,6 @@
 """The report of a gap study: records in, a gap table (markdown, CSV) and a plot out.
 
-    write_report(records, folder)  ->  gap.md, gap.csv, gap-summary.csv, gap.png
+    toolkit.gap_write.write_report(records, folder)  ->  gap.md, gap.csv, gap-summary.csv, gap.png
 
 The records are those of ``run_task``/``run_batch`` (any problems, any methods); they are
 ranked per instance with :func:`toolkit.rank.rank_records`. A method row is a method, or a
@@ -27,7 +27,6 @@ it lowers rho at every tau. Relaxations (not solutions of the problem) are left 
 """
 from __future__ import annotations
 
-import io
 import math
 from pathlib import Path
 
@@ -182,29 +181,3 @@ def markdown(rows: list[dict], summary: list[dict]) -> str:
         "count); mean/worst gap: vs_best_bound over the solved instances; wins: instances "
         "where the method is best (ties included).", ""])
 
-
-def write_table_csv(rows: list[dict], cols, path: Path) -> None:
-    from toolkit.batch import write_csv
-    from toolkit.io import write_text_atomic
-
-    buf = io.StringIO()
-    write_csv(rows, buf, cols)
-    write_text_atomic(path, buf.getvalue())
-
-
-def write_report(recs: list[dict], folder: str | Path) -> list[Path]:
-    """Rank ``recs`` per instance and write FILES into ``folder``; return their paths."""
-    from toolkit.io import write_text_atomic
-
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    rank_by_instance(recs)
-    rows, summary = gap_rows(recs), method_summary(recs)
-    md, tab, summ, png = (folder / f for f in FILES)
-    write_text_atomic(md, markdown(rows, summary))
-    write_table_csv(rows, TABLE_COLS, tab)
-    write_table_csv(summary, SUMMARY_COLS, summ)
-    from toolkit.gap_plot import plot
-
-    plot(recs, png)
-    return [md, tab, summ, png]

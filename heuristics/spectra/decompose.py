@@ -1,6 +1,7 @@
 """Spectra step 1: Decompose D into exactly k = degree(D) weighted permutations.
 
-Liang et al. 2026, Section III-A, Alg. 1 (Decompose) and Alg. 2 (Refine). Each round
+Liang et al. 2026, Section III-A, Alg. 1 (Decompose) and Alg. 2 (Refine: greedy in
+``heuristics.spectra.refine``, or the LP of Eq. 5). Each round
 solves a max-weight matching that covers every maximum-degree line of the uncovered
 support S_rem (MWM-Node-Coverage) with one Jonker-Volgenant assignment
 (``scipy.optimize.linear_sum_assignment``, +inf cost on forbidden cells, spec 2.2.1),
@@ -23,31 +24,15 @@ real (positive-residual) edges; permutations are partial (idle inputs are -1).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from heuristics.lsap import linear_sum_assignment
 
+from heuristics.spectra.refine import Decomposition, _eps, refine_greedy
 from heuristics.spectra.warm import warm_rounds
-from instances.spectra.instance import SUPPORT_EPS, support
+from instances.spectra.instance import support
 
 MATCHINGS = ("warm", "jit", "scipy", "cold")
 JIT_MIN_N = 32      # "warm" runs the compiled rounds from this many lines on
-
-
-@dataclass
-class Decomposition:
-    """Weighted partial permutations: ``perms[i][r] = c`` or -1; ``alphas[i]`` durations."""
-
-    perms: list[np.ndarray]
-    alphas: np.ndarray
-
-    def coverage(self, n: int) -> np.ndarray:
-        served = np.zeros((n, n))
-        for p, a in zip(self.perms, self.alphas):
-            on = p >= 0
-            served[np.flatnonzero(on), p[on]] += a
-        return served
 
 
 def degree(D: np.ndarray) -> int:
@@ -56,10 +41,6 @@ def degree(D: np.ndarray) -> int:
     if not S.any():
         return 0
     return int(max(S.sum(axis=1).max(), S.sum(axis=0).max()))
-
-
-def _eps(D: np.ndarray) -> float:
-    return SUPPORT_EPS * float(D.max(initial=0.0))
 
 
 def mwm_node_coverage(D_rem: np.ndarray, S_rem: np.ndarray, eps: float,
@@ -150,26 +131,8 @@ def decompose(D: np.ndarray, edge_mode: str = "supp", refine: str = "greedy",
     return dec
 
 
-def refine_greedy(D: np.ndarray, dec: Decomposition) -> np.ndarray:
-    """Alg. 2: raise each alpha_i (generation order) by the max residual on its edges."""
-    n = D.shape[0]
-    D_rem = np.maximum(D - dec.coverage(n), 0.0)
-    D_rem[D_rem < _eps(D)] = 0.0
-    out = dec.alphas.astype(float).copy()
-    for i, p in enumerate(dec.perms):
-        rows = np.flatnonzero(p >= 0)
-        if rows.size == 0:
-            continue
-        cols = p[rows]
-        d = float(D_rem[rows, cols].max())
-        if d > 0:
-            out[i] += d
-            D_rem[rows, cols] = np.maximum(0.0, D_rem[rows, cols] - d)
-    return out
-
-
 def refine_lp(D: np.ndarray, dec: Decomposition, backend: str = "auto") -> np.ndarray:
-    """Eq. 5: min sum alpha s.t. sum alpha_i P_i >= D, alpha >= 0 (solved by models.spectra_lp)."""
+    """Eq. 5: min sum alpha s.t. sum alpha_i P_i >= D, alpha >= 0 (models.spectra.milp)."""
     from models.backend import solve
     from models.spectra.milp import build_refine_lp, extract_refine_lp
 

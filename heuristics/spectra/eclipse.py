@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from heuristics.lsap import linear_sum_assignment
 
-from heuristics.spectra.decompose import Decomposition
+from heuristics.spectra.refine import Decomposition
 from instances.spectra.instance import SUPPORT_EPS, effective
 
 QUANTILES = 64

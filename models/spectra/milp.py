@@ -49,7 +49,7 @@ def build_refine_lp(D: np.ndarray, perms: list[np.ndarray]) -> tuple[gp.Model, R
 
 def extract_refine_lp(h: RefineLPHandles, res: Result) -> np.ndarray:
     """Durations from the LP, lifted by any residual left by solver tolerances (greedy Refine)."""
-    from heuristics.spectra.decompose import Decomposition, refine_greedy
+    from heuristics.spectra.refine import Decomposition, refine_greedy
 
     alphas = np.maximum(np.asarray(res.value(h.alpha), dtype=float), 0.0)
     return refine_greedy(h.D, Decomposition(list(h.perms), alphas))

@@ -28,6 +28,7 @@ import solve as cli
 from instances.spectra.instance import SpectraInstance
 from models import backend as B
 from models import interrupt
+from models.result import STATUSES
 from toolkit.batch import RETRY_STATUSES
 from toolkit.registry import Method, RunConfig, problem
 from toolkit.run import Interrupted, failed, run_task
@@ -211,7 +212,7 @@ def test_no_solve_starts_after_an_interrupt():
 
 
 def test_interrupted_is_a_status_a_failure_and_retried_by_batch():
-    assert "interrupted" in B.STATUSES
+    assert "interrupted" in STATUSES
     assert failed({"status": "interrupted", "verified": True})
     assert "interrupted" in RETRY_STATUSES
 

@@ -189,11 +189,12 @@ def test_solver_gets_the_limit_less_its_setup(monkeypatch, name):
 
         if not gurobi_available():
             pytest.skip("Gurobi cannot start here")
-    from models import highs
+    from models import highs, result
 
     ticks = iter([100.0])
     fake = types.SimpleNamespace(perf_counter=lambda: next(ticks, 103.0))
     monkeypatch.setattr(backend, "time", fake)
+    monkeypatch.setattr(result, "time", fake)       # time_left reads the same clock
     monkeypatch.setattr(highs, "time", fake)        # its export takes no time here
     res = backend.solve(_tiny_model(), backend=name, time_limit=10.0)
     assert res.time_limit == pytest.approx(7.0) and res.status == "optimal"

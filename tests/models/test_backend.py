@@ -193,7 +193,7 @@ def test_unknown_backend_and_quadratic_model_are_clear_errors():
 
 
 def test_convergence_time_rule():
-    convergence_time = B.convergence_time
+    from models.result import convergence_time
     assert convergence_time([]) is None
     # improvements of 1%, then 0.005% (below 0.01%): converged at the 1% one
     assert convergence_time([(1.0, 100.0), (2.0, 99.0), (3.0, 98.995)]) == 2.0

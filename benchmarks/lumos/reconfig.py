@@ -223,7 +223,7 @@ def _report(summ, status, quick, steps, ilp_group_s, out_dir) -> list[str]:
             "ITV-MDMCF and ITV-MCF are reconstructions (the MDMCF section of [001] is missing; "
             "spec 2.5); MDMCF here = its defaults: per group the ejection-chain assignment "
             "with orientation freedom and the large-neighbourhood search after it "
-            "(heuristics.lumos.mdmcf.eject, lumos_lns, additions; relaxed rewiring-aware SIMD + "
+            "(heuristics.lumos.mdmcf.eject and lns, additions; relaxed rewiring-aware SIMD + "
             "FindConnection and SIMD + keep-and-insert as fallbacks), with the OCS groups on 2 "
             "worker processes at P >= 32; `cpu_max_s` counts the calling process and its "
             "workers.", "",

@@ -100,7 +100,7 @@ def decompose(D: np.ndarray, edge_mode: str = "supp", refine: str = "greedy",
     """Alg. 1: exactly degree(D) permutations covering D, then Refine (Alg. 2 or LP Eq. 5).
 
     ``matching``: "warm" ("jit" from ``JIT_MIN_N`` lines on, else "scipy"), "jit"
-    (``spectra_jit.jit_rounds``), "scipy" (``spectra_warm.warm_rounds``) or "cold" (one
+    (``jit.jit_rounds``), "scipy" (``warm.warm_rounds``) or "cold" (one
     fresh assignment per round, ``mwm_node_coverage``). ``deadline`` (a user's time limit,
     as a ``time.perf_counter()`` time): the compiled rounds raise TimeoutError after it
     (the others run in Python, where the run's watchdog stops them).

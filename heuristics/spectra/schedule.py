@@ -80,7 +80,7 @@ def spectra(inst: SpectraInstance, equalize_loads: bool = True, refine: str = "g
     """Spectra (Section III): Decompose, Schedule (LPT), Equalize.
 
     ``dec`` may be a cached decomposition (it does not depend on s or delta, spec 6.17);
-    ``matching`` picks Decompose's assignment rounds (``spectra_decompose.MATCHINGS``);
+    ``matching`` picks Decompose's assignment rounds (``decompose.MATCHINGS``);
     ``deadline``: a user's time limit for Decompose (``decompose``).
     """
     if dec is None:

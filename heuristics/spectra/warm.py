@@ -1,7 +1,7 @@
 """Spectra Decompose rounds (Alg. 1) with one warm-started assignment per round.
 
 Liang et al. 2026, Section III-A; spec 2.2.1-2.2.3. Every round solves the same
-MWM-Node-Coverage assignment as ``spectra_decompose.mwm_node_coverage`` (cost -D_rem on
+MWM-Node-Coverage assignment as ``decompose.mwm_node_coverage`` (cost -D_rem on
 allowed cells, 0 on idle pairs, +inf where a critical line would leave S_rem), but:
 
 * **Incremental cost matrix.** Between rounds only the matched cells (D_rem lowered,
@@ -50,7 +50,7 @@ def warm_rounds(D: np.ndarray, eps: float, edge_mode: str = "supp"
     """Alg. 1 lines 2-10: the k = degree(D) partial permutations and their alpha_i.
 
     ``D`` is the (float) demand, ``eps`` the support threshold (entries <= eps are zero),
-    ``edge_mode`` as in ``spectra_decompose.mwm_node_coverage``. Returns (perms, alphas)
+    ``edge_mode`` as in ``decompose.mwm_node_coverage``. Returns (perms, alphas)
     with perms[i][r] = c or -1 (idle); exactly degree(D) of them.
     """
     n = D.shape[0]

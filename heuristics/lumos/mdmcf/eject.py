@@ -33,7 +33,7 @@ that order of decisions. This module decides orientation and OCS together:
 
 Each search expands at most ``max_states`` states of O(K) moves each (bounded local
 search), so the whole is polynomial. Steps 1-4 run compiled (numba, issue 17 item 2:
-heuristics.lumos.mdmcf.eject_steps, lumos_chain and lumos_konig, imported on the first call; the
+heuristics.lumos.mdmcf.eject_steps, chain and konig, imported on the first call; the
 machine code is cached on disk); they give the same assignments as the former Python
 code (tests/heuristics/lumos/ref_eject.py, the test reference), seeds included; the
 first call of a fresh checkout compiles them (about 26 s on 2 cores, the LNS 6 s more),
@@ -71,7 +71,7 @@ class Work:
     """The deterministic work budget of the ejection chains of one group, shared by its
     runs (restarts), in chain-search states expanded (each O(K) moves): one per state,
     one per re-keep attempt, and per most-constrained selection of U units 4 + M (U + n)
-    / 256 (lumos_eject_steps.SELECT_WORK). Decision: a unit that costs nothing to count
+    / 256 (eject_steps.SELECT_WORK). Decision: a unit that costs nothing to count
     and does not depend on the machine; the weights were measured on the former Python
     code (about 12 us each at P = 128) and kept with the compiled code, so that a budget
     gives the same result as before. ``spent`` once ``used`` reaches ``limit`` (None:

@@ -36,7 +36,7 @@ Per OCS group h, independently (spec 2.3, 2.5):
    on the benchmark's ring churn (K = 16) it rewired 16 %, 19 %, 8 % less than the
    former default at 2.1-2.4x ITV-MCF's time (1.3-1.5x before). For speed at P >= 64
    units with a free place go first (``direct_first``) and the final re-keep pass of
-   lumos_eject runs only at P < 64 (its cost grows with the number of lost circuits).
+   eject runs only at P < 64 (its cost grows with the number of lost circuits).
    A group stops trying candidates once one meets :func:`group_bound`, a lower bound
    on its eq. (7). Work budget: the
    ejection chains of a group may do ``eject_work`` units of work (heuristics.lumos.mdmcf.eject
@@ -127,7 +127,7 @@ def default_restarts(P: int, lns: float = 0.0) -> int:
 
 
 def eject_runs(P: int, restarts: int) -> list[dict]:
-    """Options of the 1 + ``restarts`` runs of lumos_eject: the deterministic order
+    """Options of the 1 + ``restarts`` runs of eject: the deterministic order
     (at P >= 64 units with a free place first, which is faster), then units with a free
     place first, then seeded random tie-breaking alternating between the two orders."""
     runs = [dict(direct_first=P >= 64)]
@@ -143,7 +143,7 @@ EXACT_VARS = 4000             # itv-mdmcf-lp: the LP-guided step on groups up to
 EXACT_NODES = 50              # its branch-and-bound node limit (deterministic)
 EXACT_WORK = 10               # and each MIP's HiGHS checkpoints (heuristics.lumos.mdmcf.exact)
 EXACT_PODS = 16               # and only up to this many Pods (P = 32: seconds per group)
-EXACT_FULL_PODS = 12          # its unfixed ILP (step 3 of lumos_exact) up to this many Pods
+EXACT_FULL_PODS = 12          # its unfixed ILP (step 3 of exact) up to this many Pods
 NO_COST = 1 << 62             # rewiring of no candidate yet
 
 
@@ -172,7 +172,7 @@ def split_group(C_h: np.ndarray, K: int, old: np.ndarray | None = None, aware: b
     ``exact_vars``: the LP-guided step (step 5 of the module docstring) on groups whose
     reduced ILP has at most this many binaries (None or 0: off), ``exact_work`` its MIPs'
     work limit (HiGHS checkpoints, None or 0: the node limit only); ``lns``: the LNS's work
-    per OCS port (None: LNS, 0: off), ``lns_seed`` its seed (None: lumos_eject.LNS_SEED)."""
+    per OCS port (None: LNS, 0: off), ``lns_seed`` its seed (None: eject.LNS_SEED)."""
     if old is None or not old.any():
         return int_decompose(SIMD[simd](C_h), K // 2)
     parts = find_connection(SIMD[simd](C_h), old) if not aware else _mdmcf_group(

@@ -101,7 +101,7 @@ def test_mdmcf_within_factor_of_ilp(mdmcf_vs_ilp):
 
 
 def test_mdmcf_per_step_vs_ilp(mdmcf_vs_ilp):
-    """Per step, not summed (issue 17): itv-mdmcf-lp (the LP-guided step of lumos_exact)
+    """Per step, not summed (issue 17): itv-mdmcf-lp (the LP-guided step of mdmcf/exact.py)
     within 1.03x of the optimum on every step and at it on every job-churn step; the
     polynomial itv-mdmcf at the optimum on every job-churn step and never below
     itv-mdmcf-lp's result by construction of neither, so only checked against the optimum

@@ -51,7 +51,7 @@ def test_every_problem_page_generates_its_methods_schema_and_results():
     assert shown == set(problems())
     assert {a for k, args in found if k == "schema" for a in args} >= set(instances.INSTANCE_TYPES)
     assert {a for k, args in found if k == "results" for a in args} == \
-        {"SPECTRA.md", "DELTA.md", "LUMOS.md", "A2A.md"}
+        {"spectra/README.md", "delta/README.md", "lumos/README.md", "a2a/README.md"}
 
 
 def test_methods_list_every_method_and_option():
@@ -76,10 +76,12 @@ def test_cli_reference_has_every_subcommand_generator_and_target():
 
 
 def test_results_are_found_wherever_they_live_and_demoted():
-    text = docgen.results("SPECTRA.md")
+    text = docgen.results("spectra/README.md")
     assert text.startswith("From `results/") and "\n### Spectra" in text
     with pytest.raises(FileNotFoundError):
         docgen.find_result("NOSUCH.md")
+    with pytest.raises(FileNotFoundError):
+        docgen.find_result("spectra/NOSUCH.md")
 
 
 def test_every_module_of_the_api_reference_imports():

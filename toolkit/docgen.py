@@ -182,8 +182,10 @@ def targets(*prefixes: str) -> str:
 
 
 def find_result(name: str) -> Path:
-    """``results/**/NAME``: the one results file of that name, wherever it lives."""
-    found = sorted(RESULTS.rglob(name))
+    """``results/**/NAME``: the one results file of that name, wherever it lives (a NAME
+    with a folder, ``a2a/README.md``, is that file under results/)."""
+    found = [RESULTS / name] if "/" in name and (RESULTS / name).is_file() else \
+        sorted(RESULTS.rglob(name)) if "/" not in name else []
     if len(found) != 1:
         raise FileNotFoundError(f"results/**/{name}: {len(found)} files")
     return found[0]

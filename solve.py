@@ -342,6 +342,10 @@ def cmd_generate(args, rest) -> int:
     gp_ = Parser(prog=f"solve.py generate {prob.name}", add_help=True)
     gp_.add_argument("-o", "--output", metavar="FILE", help="instance file to write (required)")
     for name, (kind, default, help_) in prob.generator.params.items():
+        if kind is bool:        # a flag: present = True
+            gp_.add_argument(f"--{name.replace('_', '-')}", dest=name, action="store_true",
+                             default=default, help=help_)
+            continue
         gp_.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind, default=default,
                          metavar=kind.__name__.upper(),
                          help=f"{help_} ({kind.__name__}, default {default!r})")

@@ -33,6 +33,8 @@ CASES = [
     ("instances/lumos/cross-rings-P8.json", "itv-mdmcf-lp", {}, None),
     ("instances/lumos/cross-rings-P8.json", "itv-ilp", {}, None),
     ("instances/lumos/sim-lumos-256.json", "simulate", {}, None),
+    ("instances/a2a/zipf_n8_k2.json", "rdc", {}, None),
+    ("instances/a2a/zipf_n8_k2.json", "gk-literal", {"restarts": "0"}, None),
 ]
 
 # the cases of argv[1] (JSON), each ``case(*c)`` in a child forked from this process: a list
@@ -79,7 +81,7 @@ def test_every_declared_kernel_set_has_a_warm_up():
         assert callable(getattr(importlib.import_module(module), fn))
     declared = {k for p in problems().values() for m in p.methods.values()
                 for k in m.kernel_sets()}
-    assert declared == {"spectra", "lumos-chains", "lumos-lns"}
+    assert declared == {"spectra", "lumos-chains", "lumos-lns", "a2a-relabel", "lumos-probe"}
 
 
 def test_kernel_sets_follow_the_options_and_the_instance():
@@ -101,8 +103,17 @@ def test_kernel_sets_follow_the_options_and_the_instance():
     sim = problems()["lumos-sim"].methods
     clos = instances.from_dict(json.loads((ROOT / "instances/lumos/sim-clos-256.json")
                                           .read_text()), "clos")
-    assert sets(sim["simulate"], clos) == ()
-    assert sets(sim["sim-itv-ilp"], None) == ("lumos-chains", "lumos-lns")
+    assert sets(sim["simulate"], clos) == ("lumos-probe",)        # probing routing (issue 31)
+    assert sets(sim["simulate"], clos, routing="ecmp") == ()
+    assert sets(sim["sim-itv-ilp"], None) == ("lumos-chains", "lumos-lns", "lumos-probe")
+    assert sets(sim["sim-itv-ilp"], None, routing="optimal") == ("lumos-chains", "lumos-lns")
+    a2a = problems()["a2a"].methods
+    zipf = instances.from_dict(json.loads((ROOT / "instances/a2a/zipf_n8_k2.json").read_text()),
+                               "zipf")
+    uniform = instances.from_dict(json.loads((ROOT / "instances/a2a/uniform_n4_k1.json")
+                                             .read_text()), "uniform")
+    assert sets(a2a["rdc"], zipf) == ("a2a-relabel",) and sets(a2a["rdc"], uniform) == ()
+    assert sets(a2a["rdc"], zipf, relabel="false") == () == sets(a2a["static"], zipf)
 
 
 def test_a_run_after_its_warm_up_compiles_nothing():

@@ -108,7 +108,7 @@ def test_generator_refuses_bad_params(tmp_path):
 @pytest.fixture(scope="module")
 def uniform(tmp_path_factory):
     f = tmp_path_factory.mktemp("u") / "uniform.json"
-    assert cli("generate", "lumos-sim", "--arch", "uniform-51.2T-tau2", "--jobs", 30, "--seed", 1,
+    assert cli("generate", "lumos-sim", "--arch", "uniform-51.2T-tau2", "--jobs", 30, "--seed", 1, "--rho", 0.8,
                "-o", f)[0] == 0
     return f
 

@@ -209,7 +209,7 @@ def test_default_limit_is_for_model_methods_only():
 LUMOS = ROOT / "instances" / "lumos"
 STAGED = [   # (problem, file or generator params, method that splits its time, split stage)
     ("delta", ROOT / "instances" / "examples" / "delta_gpt-7b.json", "delta-joint-hotstart", "ga"),
-    ("a2a", dict(n=6, k=1), "exact-k1", "per-d models"),
+    ("a2a", dict(n=7, k=1), "exact-k1", "per-d models"),   # d = 3: rings 10 > Theorem 1 9
     ("lumos-reconfig", LUMOS / "uniform-rings-P8.json", "uniform-ilp", "groups"),
     ("lumos-logical", LUMOS / "logical-P8-tau1.json", "logical-ilp-min", "ilp"),
     ("lumos-placement", LUMOS / "placement-bestfit-48.json", "placement-ilp", "pod"),

@@ -39,7 +39,8 @@ from pathlib import Path
 # every file that defines a kernel (tests/test_kernel_cache.py checks the list is complete)
 SOURCES = ("heuristics/spectra/jit.py", "heuristics/lumos/mdmcf/chain.py", "heuristics/lumos/mdmcf/konig.py",
            "heuristics/lumos/mdmcf/eject_steps.py", "heuristics/lumos/mdmcf/lns.py",
-           "heuristics/lumos/mdmcf/triple.py")
+           "heuristics/lumos/mdmcf/triple.py", "heuristics/lumos/sim/probe_kernel.py",
+           "heuristics/a2a/relabel_jit.py")
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent       # holds toolkit/ and heuristics/
 
 

@@ -51,6 +51,8 @@ KERNELS: dict[str, tuple[str, str]] = {
     "lumos-chains": ("heuristics.lumos.mdmcf.eject", "warm_up_chains"),   # MDMCF's ejection chains
     "lumos-lns": ("heuristics.lumos.mdmcf.eject", "warm_up_lns"),         # MDMCF's LNS
     "lumos-triple": ("heuristics.lumos.mdmcf.triple", "warm_up"),         # lumos-resplit-study only
+    "a2a-relabel": ("heuristics.a2a.relabel", "warm_up"),           # a2a relabeling search
+    "lumos-probe": ("heuristics.lumos.sim.probe_kernel", "warm_up"),  # probing routing
 }
 
 _WARM: set[str] = set()         # sets warm in this process (forked children inherit both)

@@ -3,9 +3,10 @@
 Fig. 6 / Fig. 8: NCT of the six methods vs bandwidth / sequence length. Fig. 9: port
 ratio after the port-minimizing stage. Fig. 10: NCT of a stage-reversed copy of the job
 (Model^T) given the freed ports. Fig. 11: execution time vs micro-batches. ``delta-ga``:
-DELTA-Fast convergence time per Table I workload. Figs. 6 and 8 and ``delta-ga`` also run the
-imported SimAI/AICB workloads (benchmarks/delta/simai_runs.py), and every report rescores
-NCT from the runs' iteration times (benchmarks/delta/rescore.py, issue 18).
+DELTA-Fast convergence time per Table I workload. ``delta-ga`` also runs the imported
+SimAI/AICB workloads (benchmarks/delta/simai_runs.py); Figs. 6 and 8 on them are the targets
+``delta-fig6-simai`` / ``delta-fig8-simai`` (benchmarks/delta/simai_figs.py, issue 31). Every
+report rescores NCT from the runs' iteration times (benchmarks/delta/rescore.py, issue 18).
 
 Every (workload, x value) becomes an instance file and the methods run through the
 resumable batch runner (an interrupted run continues where it stopped; the raw runs made
@@ -28,8 +29,7 @@ from benchmarks.common import headline, machine, md_table, reproduce_cmd, runs_s
 from benchmarks.delta.report import (batch_rows, bars_plot, convergence_table, fig11_claims,
                                      hotstart_check, lines_plot, pod_ports)
 from benchmarks.delta.rescore import ideal_shift_note, rescore_nct
-from benchmarks.delta.simai_runs import (SIMAI, SIMAI_METHODS, fig_workloads, simai_fig_runs,
-                                         simai_ga_files)
+from benchmarks.delta.simai_runs import simai_ga_files
 from instances import load_instance, save_instance
 from instances.delta.models import TABLE_I
 from toolkit.batch import run_batch
@@ -42,7 +42,6 @@ MODELS = ("megatron-177b", "mixtral-8x22b", "megatron-462b", "deepseek-671b")
 METHODS = ("prop-alloc", "sqrt-alloc", "iter-halve", "delta-fast", "delta-topo", "delta-joint",
            "delta-joint-hotstart")
 BASELINES = METHODS[:3]
-SIMAI_WORKLOADS = tuple(SIMAI)     # the imported workloads beside them (benchmarks/delta/simai_runs.py)
 FIGS = {     # paper: the maximum reductions of Figs. 6 and 8 and their ranges (Sec. V-B)
     "fig6": dict(param="bandwidth_gbps", values=(200, 400, 800, 1600), label="inter-pod bandwidth (Gb/s)",
                  paper={"megatron-177b": "11.5% @ 800", "mixtral-8x22b": "13.7% @ 1600",
@@ -69,10 +68,7 @@ def run_fig(fig: str, quick: bool, out_dir: Path) -> list[Path]:
                                        **{spec["param"]: v}), f)
     runs = out_dir / "delta_runs" / f"{tag}.csv"
     run_batch([inst_dir], list(METHODS), _cfg(quick, METHODS), runs, progress=True, keyless="keep")
-    simai_models = [w for w in fig_workloads(spec["param"]) if w in SIMAI_WORKLOADS]
-    simai = simai_fig_runs(simai_models, spec["param"], spec["values"], quick, out_dir, tag,
-                           _cfg(quick, SIMAI_METHODS))
-    df = rescore_nct(pd.concat([pd.read_csv(runs), simai], ignore_index=True), runs.parent)
+    df = rescore_nct(pd.read_csv(runs), runs.parent)
     df["model"] = df["name"].str.rsplit("-", n=1).str[0]
     df["x"] = df["name"].str.rsplit("-", n=1).str[1].astype(int)
     table = df.pivot_table(index=["model", "x"], columns="method", values="nct").reindex(
@@ -95,7 +91,7 @@ def run_fig(fig: str, quick: bool, out_dir: Path) -> list[Path]:
     it = df.pivot_table(index=["model", "x"], columns="method", values="iteration_time")
     saving = 1 - it[[m for m in METHODS[3:] if m in it]].min(axis=1) / it[list(BASELINES)].min(axis=1)
     table = table.merge(saving.rename("best_delta_time_saving").reset_index(), on=["model", "x"])
-    for model in (*MODELS, *simai_models):
+    for model in MODELS:
         t = table[table.model == model]
         if len(t):
             row = dict(model=model, paper_max_reduction=spec["paper"].get(model, spec["range"]))
@@ -123,11 +119,9 @@ def run_fig(fig: str, quick: bool, out_dir: Path) -> list[Path]:
           "ideal network's: (C - NC*) / (C* - NC*), an increasing function of the iteration time C "
           "(heuristics/delta/nct.py, issue 18). " + ideal_shift_note(df) + " "
           "Baselines, DELTA-Fast and DELTA-Topo are scored by the fair-share simulator on their "
-          "topology; DELTA-Joint(-HotStart) by its own rate-controlled schedule. The first four "
-          "workloads are the spec's Megatron-faithful reconstruction; the `simai-*` ones are the "
-          "public SimAI/AICB files of instances/delta/simai/ (benchmarks/delta/simai_runs.py: "
-          "conversion options, N = PP, " + _simai_fig_note(spec["param"]) + "; plain DELTA-Joint "
-          "not run on them). The solver is HiGHS unless a full Gurobi licence is present (or the "
+          "topology; DELTA-Joint(-HotStart) by its own rate-controlled schedule. The workloads "
+          "are the spec's Megatron-faithful reconstruction; the public SimAI/AICB files are in "
+          f"`delta_{fig}_simai.md` (target delta-{fig}-simai). The solver is HiGHS unless a full Gurobi licence is present (or the "
           "model fits the size-limited one): expect qualitative agreement only.", "",
           "## Maximum NCT reduction over the best baseline (paper: DELTA-Joint)", "",
           "`ceiling` = 1 - 1/NCT of the best baseline: a topology that matched the ideal network "
@@ -149,12 +143,6 @@ def run_fig(fig: str, quick: bool, out_dir: Path) -> list[Path]:
                                "ours_delta-joint-hotstart", "ours_delta-fast", "ours_ceiling"]]))
     report.append(png)
     return report
-
-
-def _simai_fig_note(param: str) -> str:
-    return ("sequence length sizes only the P2P activations (2 x seq x hidden; the files' "
-            "compute is traced at 2048), the MoE file's fixed pp_comm leaves it out"
-            if param == "seq_len" else "the files' activations (traced at sequence 2048)")
 
 
 def run_fig6(quick: bool = False, out_dir: Path = Path("results/delta")) -> list[Path]:
@@ -366,9 +354,9 @@ def run_ga(quick: bool = False, out_dir: Path = Path("results/delta")) -> list[P
     methods = ["delta-fast", "sqrt-alloc", "iter-halve", "prop-alloc"]
     run_batch([inst_dir], methods, cfg, runs, progress=True, keyless="keep")
     simai_runs = out_dir / "delta_runs" / f"{tag}_simai.csv"
-    run_batch(simai_ga_files(quick, out_dir / "delta_runs" / f"{tag}_simai"), methods, cfg,
-              simai_runs, progress=True)
-    df = rescore_nct(pd.concat([pd.read_csv(runs), pd.read_csv(simai_runs)], ignore_index=True),
+    rep = run_batch(simai_ga_files(quick, out_dir / "delta_runs" / f"{tag}_simai"), methods, cfg,
+                    simai_runs, progress=True)
+    df = rescore_nct(pd.concat([pd.read_csv(runs), batch_rows(rep, simai_runs)], ignore_index=True),
                      runs.parent)
     ga = df[df.method == "delta-fast"].set_index("name")
     base = df[df.method != "delta-fast"].groupby("name")["iteration_time"].min()

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 
-def hotstart_check(df: pd.DataFrame) -> list[str]:
+def hotstart_check(df: pd.DataFrame, budget_s: float = 60) -> list[str]:
     """Report lines: DELTA-Joint-HotStart's iteration time against its own GA's topology (its
     MIP start: never worse by construction) and against the separate DELTA-Fast run."""
     hot = df[df.method == "delta-joint-hotstart"].set_index("name")
@@ -25,7 +25,7 @@ def hotstart_check(df: pd.DataFrame) -> list[str]:
              f"GA topology's simulated iteration time (the MIP start; max difference "
              f"{vs_start.max():+.4g} ms); {int((vs_fast <= tol).sum())} of {int(vs_fast.notna().sum())} "
              "at or below the separate DELTA-Fast run's (HotStart's GA gets at most half of the "
-             "60 s budget, so a GA stopped by time can start it from a worse topology)."]
+             f"{budget_s:g} s budget, so a GA stopped by time can start it from a worse topology)."]
     if len(worse):
         lines.append("Worse than the separate DELTA-Fast run: " + "; ".join(
             f"{n} {v:+.4g} ms" for n, v in worse.items()) + ".")

@@ -1,14 +1,15 @@
 """The imported SimAI/AICB workloads in DELTA's Figs. 6 and 8 and the GA benchmark (issue 18).
 
 Workloads: the files shipped in ``instances/delta/simai/`` (README there), converted by
-``solve.py generate delta --from-simai`` (instances/delta/simai_job.py). Their runs go to
-their own resumable CSVs (``results/delta/delta_runs/<fig>_simai.csv``) beside the reconstructed
-workloads'.
+``solve.py generate delta --from-simai`` (instances/delta/simai_job.py). Figs. 6 and 8 on
+them are their own targets (benchmarks/delta/simai_figs.py, issue 31), with their own
+resumable CSVs (``results/delta/delta_runs/<fig>_simai.csv``).
 
 Decisions (issue 18, items 4-5):
 
 * [D] Conversions: GPT-175B with ``--pp 8`` (the AICB file is one stage of eight), the SimAI
-  MoE example with its header's defaults (PP 12, GA 24), GPT-13B and Llama-7B with
+  MoE example with its header's defaults (PP 12, GA 24) and ``--vpp 1`` (its ``vpp: 8`` is
+  AICB's layers per stage; interleaving is not modelled), GPT-13B and Llama-7B with
   ``--pp 4 --stages split`` (their default conversion is DP-only: one inter-Pod task).
 * [D] Quick runs use N = PP micro-batches, as the reconstructed workloads' quick runs; full
   runs the conversion's default (GA, else 8 x PP).
@@ -28,10 +29,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pandas as pd
-
 from instances import save_instance
-from toolkit.batch import run_batch
 from toolkit.methods.delta import generate
 
 SIMAI_DIR = Path("instances/delta/simai")
@@ -39,7 +37,7 @@ TRACE_SEQ = 2048
 SIMAI = {     # workload -> (conversion options, hidden size or None if seq-len cannot scale)
     "simai-gpt175b": (dict(from_simai="aicb_G175B-M1-C03_GPT175B_megatron_tp8_pp1_mbs1_A100.txt",
                            pp=8), 12288),
-    "simai-moe": (dict(from_simai="simai_workload_analytical.txt"), None),
+    "simai-moe": (dict(from_simai="simai_workload_analytical.txt", vpp=1), None),
     "simai-gpt13b": (dict(from_simai="aicb_G13B-M1-C02_GPT13B_megatron_tp8_pp1_mbs1_sp_A100.txt",
                           pp=4, stages="split"), 5120),
     "simai-llama7b": (dict(from_simai="aicb_L7B-M1-C04_Llama7B_megatron_tp2_pp1_mbs1_A100.txt",
@@ -67,24 +65,6 @@ def simai_instance(workload: str, quick: bool, name: str, **params):
     return generate(micro_batches=QUICK_N[workload] if quick else 0, name=name, **opts, **params)
 
 
-def simai_fig_runs(workloads, param: str, values, quick: bool, out_dir: Path, tag: str,
-                   cfg) -> pd.DataFrame:
-    """Every (workload, x value) as an instance file, the methods run through the resumable
-    batch runner; returns the raw runs (empty if none)."""
-    inst_dir = out_dir / "delta_runs" / f"{tag}_simai"
-    inst_dir.mkdir(parents=True, exist_ok=True)
-    for w in workloads:
-        for v in values:
-            f = inst_dir / f"{w}_{v}.json"
-            if not f.exists():
-                save_instance(simai_instance(w, quick, f"{w}-{v}", **{param: v}), f)
-    runs = out_dir / "delta_runs" / f"{tag}_simai.csv"
-    if workloads:
-        run_batch([inst_dir / f"{w}_{v}.json" for w in workloads for v in values],
-                  list(SIMAI_METHODS), cfg, runs, progress=True)
-    return pd.read_csv(runs) if runs.exists() else pd.DataFrame()
-
-
 GA_WORKLOADS = {"simai-gpt175b": "gpt175b-pp8-dp2-n64-400g.json",
                 "simai-moe": "moe-pp12-dp384-n24-400g.json"}
 
@@ -95,10 +75,11 @@ def simai_ga_files(quick: bool, inst_dir: Path) -> list[Path]:
     out = []
     for w, shipped in GA_WORKLOADS.items():
         f = inst_dir / (shipped if not quick else f"{w}_{QUICK_N[w]}.json")
-        if not f.exists():       # a copy inside the runs' folder: its run keys hold in any clone
-            if quick:
-                save_instance(simai_instance(w, True, f"{w}-{QUICK_N[w]}"), f)
-            else:
-                shutil.copyfile(SIMAI_DIR / shipped, f)
+        # a copy inside the runs' folder (its run keys hold in any clone), refreshed: a new
+        # conversion is a new file content, so its runs are made again
+        if quick:
+            save_instance(simai_instance(w, True, f"{w}-{QUICK_N[w]}"), f)
+        else:
+            shutil.copyfile(SIMAI_DIR / shipped, f)
         out.append(f)
     return out

@@ -13,6 +13,10 @@
   ILP-based approaches +12.6 % Avg.JCT vs ITV-MDMCF; at 8K Uniform-Greedy +2.1 % average
   JRT (worst 91.9 %), Clos +1.3 %.
 
+Routing: ECMP for both targets, the routing their committed results were made with (the
+simulator's default became [002]'s probing in issue 31); ``simulate(..., routing=)`` runs
+the others, cached under their own names (``+probing``, ``+optimal``).
+
 Every run is one (architecture, reconfiguration method, size, seed) simulation; its job
 records go to ``<out>/lumos_runs/<target>/`` (``<out>``: results/, results/quick/ with
 --quick) and a rerun skips the runs already there (resume). The same job list (same seed) runs on every architecture of one size.
@@ -41,11 +45,14 @@ PAPER_SCALE = {"4096 JRT vs clos-25.6T-3tier": -5.06, "4096 JCT vs clos-25.6T-3t
 
 def simulate(arch: str, gpus: int, reconfig: str | None, n_jobs: int, rho: float, seed: int,
              out: Path, ilp_limit: float | None = None, alg_time: str = "measured",
-             logical: str = "incremental", alpha: float = 1.0) -> pd.DataFrame:
+             logical: str = "incremental", alpha: float = 1.0, routing: str = "ecmp",
+             fail_rate: float = 0.0) -> pd.DataFrame:
     """One simulation, checked by ``instances.lumos.sim_check.check_sim`` and cached in
     ``out`` (resume): its job records (its reconfigurations beside them:
     ``reconfigurations(...)``). ``alpha``: the job-size exponent of
-    ``helios_jobs`` (smaller = larger jobs)."""
+    ``helios_jobs`` (smaller = larger jobs); ``routing`` ecmp (default: the routing of every
+    committed result before issue 31), probing or optimal; ``fail_rate``: GPU failures
+    (``failures.FailureModel``, seed = ``seed``)."""
     from heuristics.lumos.sim.architectures import make_arch
     from heuristics.lumos.sim.engine import Simulator
     from heuristics.lumos.sim.workload import helios_jobs
@@ -53,7 +60,7 @@ def simulate(arch: str, gpus: int, reconfig: str | None, n_jobs: int, rho: float
     from instances.lumos.sim_check import check_sim
     from toolkit.registry import RunConfig
 
-    path = run_path(arch, gpus, reconfig, seed, out, logical, alpha)
+    path = run_path(arch, gpus, reconfig, seed, out, logical, alpha, routing, fail_rate)
     if path.exists():
         return pd.read_csv(path)
     jobs = helios_jobs(n_jobs, gpus, rho, seed, alpha=alpha)
@@ -62,14 +69,18 @@ def simulate(arch: str, gpus: int, reconfig: str | None, n_jobs: int, rho: float
         from heuristics.lumos.mdmcf.eject import preload      # in a fresh checkout, the ~30 s
         preload(lns=True)       # compile) of MDMCF's compiled code: a running controller is warm
     t0 = time.perf_counter()
+    from heuristics.lumos.sim.failures import FailureModel
+
+    fails = FailureModel(fail_rate, seed) if fail_rate else None
     res = Simulator(make_arch(arch, gpus, reconfig, cfg=cfg, logical=logical),
-                    alg_time=alg_time).run(jobs)
+                    alg_time=alg_time, routing=routing, failures=fails).run(jobs)
     bad, _ = check_sim(SimInstance(arch, gpus, jobs),
                        SimSolution(res.jobs.to_dict("records"), res.reconfigs.to_dict("records")))
     if bad:                 # the independent checker, before anything is cached
         raise AssertionError(f"{path.name}: {'; '.join(bad[:3])}")
     df = res.jobs.assign(arch=arch, reconfig=reconfig or "", gpus=gpus, seed=seed, rho=rho,
-                         alpha=alpha,
+                         alpha=alpha, routing=routing, fail_rate=fail_rate,
+                         failures=res.stats["failures"],
                          sim_wall_s=time.perf_counter() - t0, rate_s=res.stats["rate_s"],
                          admit_s=res.stats["admit_s"], reconfigs=len(res.reconfigs))
     out.mkdir(parents=True, exist_ok=True)
@@ -81,9 +92,15 @@ def simulate(arch: str, gpus: int, reconfig: str | None, n_jobs: int, rho: float
 
 
 def run_path(arch: str, gpus: int, reconfig: str | None, seed: int, out: Path,
-             logical: str = "incremental", alpha: float = 1.0) -> Path:
+             logical: str = "incremental", alpha: float = 1.0, routing: str = "ecmp",
+             fail_rate: float = 0.0) -> Path:
+    """The cache file of one run; ECMP runs without failures keep their pre-issue-31 names
+    (the workload level is not in the name: a target that varies it uses one folder per
+    level)."""
     tag = (("+" + reconfig if reconfig else "") + ("+full" if logical == "full" else "")
-           + (f"+a{alpha:g}" if alpha != 1.0 else ""))
+           + (f"+a{alpha:g}" if alpha != 1.0 else "")
+           + (f"+{routing}" if routing != "ecmp" else "")
+           + (f"+f{fail_rate:g}" if fail_rate else ""))
     return out / f"{arch}{tag}_{gpus}_s{seed}.csv"
 
 
@@ -102,13 +119,20 @@ def _summary(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
                               sim_wall_s=("sim_wall_s", "first")).reset_index()
 
 
-def run_scale(quick: bool = False, out_dir: Path = Path("results/lumos")) -> list[Path]:
+def run_scale_probing(quick: bool = False, out_dir: Path = Path("results/lumos")) -> list[Path]:
+    """``run_scale`` under probing routing ([002]'s default; issue 31), its own files."""
+    return run_scale(quick, out_dir, routing="probing")
+
+
+def run_scale(quick: bool = False, out_dir: Path = Path("results/lumos"), routing: str = "ecmp"
+              ) -> list[Path]:
     from toolkit.progress import track
 
     sizes = (2048, 4096) if quick else (2048, 4096, 8192, 16384, 32768)
     n_jobs, rho, seeds = (1000, 0.655, (0, 1, 2)) if quick else (1000, 0.655, tuple(range(5)))
+    sfx = "" if routing == "ecmp" else "_" + routing
     runs_dir = out_dir / "lumos_runs" / ("jct_scale_quick" if quick else "jct_scale")
-    frames = [simulate(a, g, None, n_jobs, rho, s, runs_dir, alg_time="none")
+    frames = [simulate(a, g, None, n_jobs, rho, s, runs_dir, alg_time="none", routing=routing)
               for a, g, s in track([(a, g, s) for g in sizes for s in seeds for a in SCALE_ARCHS])]
     df = pd.concat(frames, ignore_index=True)
     summ = _summary(df, ["gpus", "arch"])
@@ -117,7 +141,7 @@ def run_scale(quick: bool = False, out_dir: Path = Path("results/lumos")) -> lis
         summ[col.replace("avg_", "").replace("_s", "") + "_vs_clos25_3t_pct"] = \
             100 * (summ[col] / summ.gpus.map(ref) - 1)
     gaps = seed_gaps(df, PAIRS)
-    large = () if quick else ((16384,), (0, 1, 2))
+    large = () if quick or routing != "ecmp" else ((16384,), (0, 1, 2))
     if large:
         big = pd.concat([simulate(a, g, None, n_jobs, rho, s, runs_dir, alg_time="none",
                                   alpha=LARGE_ALPHA)
@@ -125,12 +149,16 @@ def run_scale(quick: bool = False, out_dir: Path = Path("results/lumos")) -> lis
                                                for a in SCALE_ARCHS])], ignore_index=True)
         big_summ = _summary(big, ["gpus", "arch"])
         big_gaps = seed_gaps(big, PAIRS)
-    cmd = reproduce_cmd("lumos-jct-scale", quick, out_dir)
-    png = plot(out_dir / "lumos_jct_scale.png",
+    cmd = reproduce_cmd("lumos-jct-scale" + sfx.replace("_", "-"), quick, out_dir)
+    note = ("the simulator's default since issue 31, as [002] 6.2" if sfx else
+            "pinned: the routing of every result of this target before issue 31")
+    png = plot(out_dir / f"lumos_jct_scale{sfx}.png",
                {a: (summ[summ.arch == a].gpus, summ[summ.arch == a].avg_jct_s / 3600)
                 for a in SCALE_ARCHS}, "GPUs", "Avg.JCT (h)")
-    md = ["# LumosCore vs Clos: Avg.JCT and Avg.JRT vs cluster size ([002] Fig. 8(a)-(c))", "",
+    md = ["# LumosCore vs Clos: Avg.JCT and Avg.JRT vs cluster size ([002] Fig. 8(a)-(c))"
+          + (f", {routing} routing" if sfx else ""), "",
           f"Regenerate: `{cmd}` (resumable; runs in `{runs_dir}`). Machine: {machine()}.", "",
+          f"Routing: {routing} ({note}). "
           f"{n_jobs} Helios-style jobs per run, workload level {rho}, seeds {list(seeds)}; "
           "the same jobs on every architecture of a size. The OCS algorithms' time is not "
           "charged to the jobs ([002] does not say it is; `alg_time=none`), so every number "
@@ -139,7 +167,7 @@ def run_scale(quick: bool = False, out_dir: Path = Path("results/lumos")) -> lis
           md_table(summ, ".4g"), "",
           "Gaps per seed (each seed its own job list; min / median / max over the seeds, in %): "
           "`a vs b` = Avg of a / Avg of b - 1.", "", md_table(gaps, ".3g"), ""]
-    tables = {"lumos_jct_scale.csv": summ, "lumos_jct_scale_gaps.csv": gaps}
+    tables = {f"lumos_jct_scale{sfx}.csv": summ, f"lumos_jct_scale{sfx}_gaps.csv": gaps}
     if large:
         md += [f"## Larger jobs (job-size exponent alpha = {LARGE_ALPHA}: mean 128 GPUs; "
                f"{large[0][0]} GPUs, seeds {list(large[1])})", "",
@@ -149,7 +177,7 @@ def run_scale(quick: bool = False, out_dir: Path = Path("results/lumos")) -> lis
                md_table(big_summ, ".4g"), "", md_table(big_gaps, ".3g"), ""]
         tables.update({"lumos_jct_scale_large.csv": big_summ,
                        "lumos_jct_scale_large_gaps.csv": big_gaps})
-    report = write_report(out_dir, "lumos_jct_scale", md, tables, headline(
+    report = write_report(out_dir, f"lumos_jct_scale{sfx}", md, tables, headline(
         f"LumosCore vs Clos, {n_jobs} jobs, seeds {list(seeds)}: Avg.JRT and Avg.JCT gaps (paper: "
         "[002] Sec. 6, its text on Fig. 8(a), (c))", scale_claims(summ)))
     report.append(png)

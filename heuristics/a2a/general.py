@@ -12,8 +12,9 @@
   of the new topology while its out/in-degree stays <= k (A9); they form one 1-hop round and
   every old topology re-packs its remaining flows with generic-SP. The cheaper of this and a
   global re-assignment (each flow to the topology with its shortest path, re-packed) is kept.
-  GK-literal (k^{h-1} rounds per h, prune, merge) is not implemented: generic-SP is the
-  variant the spec measured as equal or better (spec 3.4 table).
+  The paper's own GK schedule (k^{h-1} rounds per h, prune, merge) is
+  ``heuristics.a2a.gk_literal``; its chain starts from that schedule (``base_rounds``) and
+  also tries keeping the old rounds less the moved flows (``simple``).
 """
 from __future__ import annotations
 
@@ -158,10 +159,12 @@ def _hop_sum(state) -> int:
     return sum(max(len(p) - 1 for p in r) for _, rounds in state for r in rounds)
 
 
-def _fill(n: int, k: int, state, cap: int = PATH_CAP):
+def _fill(n: int, k: int, state, cap: int = PATH_CAP, simple: bool = False):
     """Greedy b-matching fill (G6 rule, greedy): the longest flows (ties: the most expensive
     round, then the earliest) become direct arcs while out/in degree <= k; they form one 1-hop
-    round on the new topology and every old topology re-packs its remaining flows."""
+    round on the new topology and every old topology re-packs its remaining flows (``simple``:
+    or keeps its rounds less the moved flows, whichever has the smaller hop sum; spec 3.5
+    rule 4a)."""
     flows = sorted(((len(p) - 1, rmax, -ti, -ri, p)
                     for ti, (_, rounds) in enumerate(state) for ri, r in enumerate(rounds)
                     for rmax in (max(len(q) for q in r),) for p in r),
@@ -182,8 +185,11 @@ def _fill(n: int, k: int, state, cap: int = PATH_CAP):
     for arcs, rounds in state:
         pairs = [(p[0], p[-1]) for r in rounds for p in r if (p[0], p[-1]) not in moved]
         touched = len(pairs) < sum(len(r) for r in rounds)
-        new_state.append((arcs, (sp_schedule(n, arcs, pairs, cap=cap) if pairs else [])
-                          if touched else rounds))
+        if touched and pairs:
+            new = sp_schedule(n, arcs, pairs, cap=cap)
+            kept = [q for q in ([p for p in r if (p[0], p[-1]) not in moved] for r in rounds) if q]
+            rounds = kept if simple and _hop_sum([(arcs, kept)]) <= _hop_sum([(arcs, new)]) else new
+        new_state.append((arcs, rounds if pairs else []))
     direct = sorted(moved)
     new_state.append((np.asarray(direct), [direct]))
     return new_state
@@ -201,13 +207,15 @@ def _global(n: int, k: int, arcs_list, cap: int) -> list:
 
 
 def fill_chain(n: int, k: int, arcs0, dmax: int | None = None, cap: int = PATH_CAP,
-               global_reassign: bool = True) -> list[list]:
-    """States for d = 1, 2, ... on a general base topology (spec 3.5, "fill" variant)."""
+               global_reassign: bool = True, base_rounds=None, simple: bool = False) -> list[list]:
+    """States for d = 1, 2, ... on a general base topology (spec 3.5, "fill" variant), from
+    ``base_rounds`` (default: generic-SP on ``arcs0``); ``simple``: see :func:`_fill`."""
     dmax = dmax or -(-(n - 1) // k)
-    state = [(np.asarray(arcs0), sp_schedule(n, arcs0, cap=cap))]
+    state = [(np.asarray(arcs0), sp_schedule(n, arcs0, cap=cap) if base_rounds is None
+              else base_rounds)]
     out = [state]
     while len(state) < dmax:
-        nxt = _fill(n, k, state, cap)
+        nxt = _fill(n, k, state, cap, simple)
         if nxt is None:
             break
         if global_reassign:

@@ -7,8 +7,9 @@ keep the cheapest (ties: family order circulant, genkautz, direct; then smaller 
 * k = 1: base ring + shifted rings (``heuristics.a2a.k1``), nested shift order, all d = 1..n-1.
   For uniform traffic the per-d cost is R d + T * (prefix hop sum), computed without building
   any schedule (n = 4096 over all d in seconds); only the chosen d is materialized.
-* k >= 2: circulant (best base + contraction) and GenKautz (repaired + greedy b-matching fill),
-  plus direct round-robin.
+* k >= 2: circulant (best base + contraction) and GenKautz (repaired + greedy b-matching fill)
+  from two d = 1 schedules, generic-SP and the paper's own (``heuristics.a2a.gk_literal``;
+  spec A8: run both, keep the best), plus direct round-robin.
 
 Candidates are costed as the checker costs their realization: R * d_eff (topologies carrying
 traffic, A10) + round times, so sparse traffic that empties a topology does not pay for it.
@@ -23,11 +24,12 @@ import numpy as np
 from heuristics.a2a import circulant as circ
 from heuristics.a2a import general as gen
 from heuristics.a2a.bounds import lb_T
+from heuristics.a2a.gk_literal import gk_literal_schedule
 from heuristics.a2a.k1 import ORDERS, k1_phases, prefix_costs
 from heuristics.a2a.relabel import relabel
 from heuristics.a2a.strategy import Candidate, FlowTable, direct_round_robin
 
-FAMILIES = ("circulant", "genkautz")
+FAMILIES = ("circulant", "genkautz", "genkautz-literal")
 
 
 @dataclass
@@ -57,10 +59,12 @@ def family_candidates(n: int, k: int, family: str, global_reassign: bool | None 
     if family == "circulant":
         G0, _ = circ.best_base(n, k)
         return tuple(circ.to_candidate(n, s) for s in circ.contraction_chain(n, k, G0))
-    if family == "genkautz":
+    if family in ("genkautz", "genkautz-literal"):
         gr = n <= 32 if global_reassign is None else global_reassign
-        return tuple(gen.to_candidate(s, "genkautz") for s in
-                     gen.fill_chain(n, k, gen.genkautz(n, k), global_reassign=gr))
+        arcs, lit = gen.genkautz(n, k), family == "genkautz-literal"
+        base = gk_literal_schedule(n, k, arcs) if lit else None
+        return tuple(gen.to_candidate(s, family) for s in
+                     gen.fill_chain(n, k, arcs, global_reassign=gr, base_rounds=base, simple=lit))
     if family == "direct":
         return (direct_round_robin(n, k),)
     raise ValueError(f"unknown family {family!r}")
@@ -71,9 +75,11 @@ def base_candidate(n: int, k: int, family: str) -> Candidate:
     if family == "circulant":
         G0, _ = circ.best_base(n, k)
         return circ.to_candidate(n, [(G0, circ.pack(n, G0, range(1, n), k))])
-    if family == "genkautz":
+    if family in ("genkautz", "genkautz-literal"):
         arcs = gen.genkautz(n, k)
-        return gen.to_candidate([(arcs, gen.sp_schedule(n, arcs))], "genkautz")
+        rounds = gk_literal_schedule(n, k, arcs) if family == "genkautz-literal" \
+            else gen.sp_schedule(n, arcs)
+        return gen.to_candidate([(arcs, rounds)], family)
     raise ValueError(f"unknown family {family!r}")
 
 
@@ -83,8 +89,12 @@ def _row(c: Candidate, n: int, k: int, d: int, transmit: float, cost: float) -> 
 
 
 def rdc(inst, order: str = "greedy", families=FAMILIES, do_relabel: bool = True,
-        relabel_top: int = 3, relabel_opts: dict | None = None) -> RDCResult:
+        relabel_top: int | None = None, relabel_opts: dict | None = None,
+        direct: bool = True) -> RDCResult:
     """ReconfigureDuringCollective on an instance (module docstring).
+
+    ``relabel_top``: relabel only the cheapest candidates under the identity (None: every
+    candidate, the spec's 3.7 budget); ``direct``: add direct round-robin (k >= 2).
 
     Every candidate is costed as the checker will cost its realization: R * d_eff (topologies
     that carry traffic under the labeling, A10) + the round times of its flows with traffic.
@@ -106,7 +116,8 @@ def rdc(inst, order: str = "greedy", families=FAMILIES, do_relabel: bool = True,
         shifts, _ = k1_curve(n, order)
         cands = [k1_candidate(n, shifts[:d], order) for d in range(1, n)]
     else:
-        cands = [c for f in tuple(families) + ("direct",) for c in family_candidates(n, k, f)]
+        fams = tuple(families) + (("direct",) if direct else ())
+        cands = [c for f in fams for c in family_candidates(n, k, f)]
     rows, scored = [], []
     for i, c in enumerate(cands):
         d, t = (c.d, tau * c.hop_sum) if uniform else FlowTable(c).evaluate(inst.A, inst.link)
@@ -116,7 +127,7 @@ def rdc(inst, order: str = "greedy", families=FAMILIES, do_relabel: bool = True,
     label = None
     best_cost, best_i, best_d = scored[0]
     if not uniform and do_relabel:
-        for _, i, _ in scored[:max(relabel_top, 1)]:
+        for _, i, _ in scored[:len(scored) if relabel_top is None else max(relabel_top, 1)]:
             lab, c, _ = relabel(cands[i], inst, **(relabel_opts or {}))
             d, t = FlowTable(cands[i]).evaluate(inst.A, inst.link, lab)
             rows[i].update(relabeled_d=d, relabeled_transmission_time=t, relabeled_total_cost=c)

@@ -24,11 +24,29 @@ Strict (toolkit decision): anything else - a wrong field count, a non-integer, a
 non-finite number, an unknown type or header key, a row count that disagrees with the rows,
 a value past the caps below - is an InstanceError naming the file and the line. The file is
 read line by line; the row count is checked against MAX_ROWS before any row is stored.
-Activation checkpointing (``checkpoints: N`` with N > 0) is refused: the 1F1B DAG built
-from the file has no recomputation.
+
+Lenient (``lenient=True``, ``--lenient``; issue 31): public AICB files can disagree with their
+own line 2 (aliyun/aicb's ``L65B-M1-C05_Llama65B_megatron_tp8_pp1_mbs1_A100.txt`` announces
+839 rows and holds 33). [DECISION] The lenient reader accepts that one mismatch only: it
+reads every row the file holds (blank lines skipped) and keeps line 2's count as
+``announced_rows``; every other check stays, and the count itself must still be an integer in
+[1, MAX_ROWS]. The converter (instances.delta.simai_job) logs the one warning line once the
+file has converted (logger ``instances.delta.simai``: on stderr, silenced by ``-q``), so a
+file refused for another reason still gets one error line. The strict error names the option.
+
+Not converted, refused (one InstanceError line naming the field; the arguments):
+
+* activation checkpointing, SimAI's ``checkpoints: N <rows>`` / ``checkpoint_initiates: N
+  <rows>`` (rows whose backward re-runs the forward from the last checkpoint row). [DECISION]
+  Refused, naming the rows: AICB writes ``0`` in every file (its ``--recompute_activations``
+  is already in the rows' forward times, which are read as they stand), and SimAI's own header
+  loop reads only the first row of each list, so a file listing several means one thing to
+  SimAI and another to its text; either reading would be a guess.
+* interleaved 1F1B: see ``vpp`` in instances.delta.simai_job.
 """
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field
 
@@ -54,16 +72,19 @@ MAX_PARALLEL = 2**24        # TP, EP, PP, GA, GPUs
 _UINT = re.compile(r"\d{1,19}")
 _INT = re.compile(r"-?\d{1,19}")
 _PP_COMM = re.compile(r"(\d{1,19})(\.0*)?")
+_log = logging.getLogger(__name__)
 
 
 @dataclass
 class SimaiWorkload:
     """A parsed file. ``header`` maps tp, ep, pp, vpp, ga, all_gpus, pp_comm to ints (None
     when absent); per row (arrays of length n): ``names``, ``line`` (1-based line numbers),
-    ``compute`` (n, 3) ns and ``comm_bytes`` (n, 3) for fwd/ig/wg, ``comm_type`` (n, 3) str."""
+    ``compute`` (n, 3) ns and ``comm_bytes`` (n, 3) for fwd/ig/wg, ``comm_type`` (n, 3) str;
+    ``announced_rows``: line 2's count (differs from ``rows`` only in a lenient read)."""
 
     path: str
     header: dict
+    announced_rows: int = 0
     names: list[str] = field(default_factory=list)
     line: np.ndarray = None
     compute: np.ndarray = None
@@ -79,8 +100,9 @@ class SimaiWorkload:
         return len(self.names)
 
 
-def read_simai(path: str) -> SimaiWorkload:
-    """Parse ``path`` strictly (module docstring); errors name the file and the line."""
+def read_simai(path: str, lenient: bool = False) -> SimaiWorkload:
+    """Parse ``path`` strictly (module docstring); errors name the file and the line.
+    ``lenient``: a row count on line 2 that disagrees with the rows is accepted."""
     src = str(path)
     try:
         fh = open(src, "rb")
@@ -97,26 +119,43 @@ def read_simai(path: str) -> SimaiWorkload:
             raise InstanceError("line 2", "missing (expected the number of rows)", src)
         count = _row_count(count_text, src)
         names, nums, types, where = [], [], [], []
-        for i in range(count):
-            n_line, text = next(lines, (n_line + 1, None))
-            if text is None:
-                raise InstanceError(f"line {n_line}", f"the file ends after {i} of the {count} rows "
-                                    "announced on line 2", src)
+        blank = None                     # the first blank line after the last row read
+        for n_line, text in lines:
+            if not text.strip():
+                blank = blank or n_line
+                continue
+            if len(names) == count and not lenient:
+                raise InstanceError(f"line {n_line}", f"a row after the {count} rows announced on "
+                                    "line 2 (the row count is wrong; --lenient reads every row)", src)
+            if blank and not lenient:
+                raise InstanceError(f"line {blank}", "a blank line among the rows", src)
+            if len(names) == MAX_ROWS:
+                raise InstanceError(f"line {n_line}", f"more than {MAX_ROWS} rows", src)
             name, row, kinds = _row(text, f"line {n_line}", src)
             names.append(name)
             nums.append(row)
             types.append(kinds)
             where.append(n_line)
-        for n_line, text in lines:
-            if text.strip():
-                raise InstanceError(f"line {n_line}", f"a row after the {count} rows announced on "
-                                    "line 2 (the row count is wrong)", src)
+    if len(names) < count and not lenient:
+        raise InstanceError(f"line {n_line + 1}", f"the file ends after {len(names)} of the {count} "
+                            "rows announced on line 2 (--lenient reads the rows the file holds)", src)
+    if not names:
+        raise InstanceError("line 3", "no rows (line 2 announces "
+                            f"{count})", src)
     nums = np.array(nums, dtype=np.int64).reshape(-1, 11)
     compute = nums[:, [1, 4, 7]]
     comm_bytes = nums[:, [3, 6, 9]]
-    return SimaiWorkload(path=src, header=header, names=names, line=np.array(where, dtype=np.int64),
+    return SimaiWorkload(path=src, header=header, announced_rows=count, names=names,
+                         line=np.array(where, dtype=np.int64),
                          compute=compute, comm_type=np.array(types, dtype=object).reshape(-1, 3),
                          comm_bytes=comm_bytes)
+
+
+def warn_row_count(w: SimaiWorkload) -> None:
+    """The lenient read's one warning line, when line 2 disagreed with the rows."""
+    if w.rows != w.announced_rows:
+        _log.warning("warning: %s: line 2 announces %d rows but the file holds %d; reading those "
+                     "%d (--lenient)", w.path, w.announced_rows, w.rows, w.rows)
 
 
 def _lines(fh, src: str):
@@ -167,9 +206,13 @@ def _header(text: str, src: str) -> dict:
                 raise InstanceError("line 1, pp_comm", f"{v} bytes exceed the {MAX_BYTES:.0e} cap", src)
             out["pp_comm"] = v
         elif key in ("checkpoints", "checkpoint_initiates"):
-            if _uint(val, f"line 1, {key}", src, hi=MAX_ROWS) != 0:
-                raise InstanceError(f"line 1, {key}", "activation checkpointing (recomputation) is "
-                                    "not converted: the 1F1B DAG has none", src)
+            n = _uint(val, f"line 1, {key}", src, hi=MAX_ROWS)
+            if n:
+                rows = " ".join(t[:20] for t in tok[i + 2:i + 2 + min(n, 8)])
+                raise InstanceError(f"line 1, {key}", f"activation checkpointing is not converted: "
+                                    f"{n} checkpoint row(s) listed ({rows}{' ...' if n > 8 else ''}); "
+                                    "the 1F1B DAG has no recomputation (AICB writes 0: its "
+                                    "--recompute_activations is in the rows' forward times)", src)
         else:
             raise InstanceError("line 1", f"unknown header key {tok[i][:40]!r} (known: "
                                 f"{', '.join(HEADER_INTS)}, pp_comm, checkpoints, "

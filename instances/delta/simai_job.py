@@ -10,10 +10,20 @@ are marked [D].
 Rows. AICB writes once-per-iteration rows around the layer rows: its gradient and
 optimizer steps (``grad_gather``, ``grad_param(_comm|_compute)``, ``grad_norm``, ``norm``,
 ``layernorm``, ``embedding_grads``, ``moe_grad_norm1/2``, ``embedding_norm``,
-``cross_entropy<k>``, ``optimizer<k>``). [D] These ITERATION_ROWS are recognized by name;
-every other row is a per-micro-batch layer row. A new-header file repeats its layer rows
-GA times (the first copy can differ); the per-micro-batch numbers are their sums over the
-file divided by GA [D: the mean copy, which keeps the iteration's total compute].
+``optimizer<k>``). [D] These ITERATION_ROWS are recognized by name; the loss rows
+``cross_entropy<k>`` (written once, after the layer rows) are one micro-batch's loss; every
+other row is a per-micro-batch layer row. A new-header file repeats its layer rows GA times
+(the first copy can differ); the per-micro-batch numbers are their sums over the file divided
+by GA [D: the mean copy, which keeps the iteration's total compute].
+
+Stage placement (issue 31; Megatron's ``pre_process`` / ``post_process``): AICB's mocked
+model writes the embedding (``embedding_layer``) and the output layer (``final_column``,
+hidden x vocab) into every rank's program. Megatron runs the embedding on the first pipeline
+stage only and the output layer and the loss on the last: so does the converter, in both
+``stages`` modes (stage 0 gets the embedding rows, stage PP-1 the ``final*`` and loss rows,
+every stage the other layer rows). [D] The DP bytes stay per stage as written (the file's
+gradient collectives are one row for all its parameters, embedding included: they cannot be
+split by layer).
 
 * Compute (ns in the file): t_F = forward compute of the layer rows, t_B = input-gradient +
   weight-gradient compute. The iteration rows' compute becomes ``opt_ms``, the OPT step after
@@ -51,6 +61,15 @@ replicas; micro-batches = GA, else 8 x PP (the paper). ``stages``: ``file`` (def
 stage runs the file's program, as SimAI runs it on every rank; AICB's GPT-175B file is one
 stage of eight) or ``split`` (the file holds the whole model: compute, DP bytes and the
 iteration rows are divided evenly over the PP stages).
+
+Interleaved 1F1B (Megatron's virtual pipeline, vpp model chunks per stage) is refused
+([D], issue 31): ``vpp`` (0 = the header's, else 1) above 1 is an error naming vpp. Its
+DAG would be another one (each micro-batch circles the PP stages vpp times, with vpp x the
+stage-boundary transfers and a link from the last stage's Pod back to the first's), and
+the header is no evidence of it: AICB writes ``vpp: <layers per stage>`` (utils.get_params
+divides num_layers by PP; SimAI's analytical backend reads it as the interleaving degree of
+its bubble term (PP-1) / (GA x vpp)). A file with ``vpp`` > 1 converts with ``--vpp 1``:
+the same rows as non-interleaved 1F1B, knowingly.
 """
 from __future__ import annotations
 
@@ -59,13 +78,15 @@ import re
 
 import numpy as np
 
-from instances.delta.simai import SimaiWorkload, read_simai
+from instances.delta.simai import SimaiWorkload, read_simai, warn_row_count
 from instances.errors import InstanceError
 
 ITERATION_ROWS = frozenset({"norm", "grad_norm", "grad_gather", "grad_param", "grad_param_comm",
                             "grad_param_compute", "layernorm", "embedding_grads", "moe_grad_norm1",
                             "moe_grad_norm2", "embedding_norm"})
-_ITER_PATTERN = re.compile(r"(cross_entropy|optimizer)\d+")
+_ITER_PATTERN = re.compile(r"optimizer\d+")
+_LOSS_PATTERN = re.compile(r"cross_entropy\d+")
+FIRST_STAGE_ROWS = frozenset({"embedding_layer"})      # Megatron: pre_process stage only
 FACTOR = {"ALLREDUCE": 2.0, "ALLGATHER": 1.0, "REDUCESCATTER": 1.0, "ALLTOALL": 1.0,
           "ALLREDUCEALLTOALL": 3.0}         # x (n-1)/n per GPU (ring / bus-bandwidth convention)
 P2P_CHOICES = ("auto", "full", "split")
@@ -77,12 +98,23 @@ def is_iteration_row(name: str) -> bool:
     return name in ITERATION_ROWS or _ITER_PATTERN.fullmatch(name) is not None
 
 
-def convert_simai(path: str, name: str = "", **options):
+def row_stage(name: str) -> str:
+    """Where Megatron runs a per-micro-batch row: ``first`` (the embedding), ``last`` (the
+    output layer ``final*`` and the loss ``cross_entropy<k>``) or ``every`` stage."""
+    if name in FIRST_STAGE_ROWS:
+        return "first"
+    if name == "final" or name.startswith("final_") or _LOSS_PATTERN.fullmatch(name):
+        return "last"
+    return "every"
+
+
+def convert_simai(path: str, name: str = "", lenient: bool = False, **options):
     """The DeltaInstance of a SimAI file (job form; the DAG is built on load). Options: see
-    :func:`simai_job`. Every error names the file (and the line when a row is at fault)."""
+    :func:`simai_job`; ``lenient``: see instances.delta.simai. Every error names the file
+    (and the line when a row is at fault)."""
     from instances.delta.instance import from_job
 
-    w = read_simai(path)
+    w = read_simai(path, lenient=lenient)
     try:
         job = simai_job(w, **options)
         inst = from_job(job, name=name or auto_name(job))
@@ -90,6 +122,7 @@ def convert_simai(path: str, name: str = "", **options):
             raise InstanceError("job", "no inter-Pod communication with these settings (no "
                                 "DP collective across Pods and no pipeline stage boundary "
                                 "between Pods): nothing for a logical topology to serve")
+        warn_row_count(w)
         return inst
     except InstanceError as exc:
         raise exc if exc.source else exc.with_source(str(path))
@@ -104,13 +137,13 @@ def auto_name(job: dict) -> str:
 def simai_job(w: SimaiWorkload, pp: int = 0, dp: int = 0, micro_batches: int = 0, pods: int = 0,
               gpus_per_pod: int = 0, etp: int = 0, bandwidth_gbps: float = 400.0,
               p2p_per_rank: str = "auto", hidden: int = 0, seq_len: int = 4096,
-              stages: str = "file", fold_gbps: float = 0.0, **job_keys) -> dict:
+              stages: str = "file", fold_gbps: float = 0.0, vpp: int = 0, **job_keys) -> dict:
     """The job dict (``job`` of a file; keys of instances.delta.models.Job) of a parsed file.
     0 means the default of the module docstring; ``job_keys`` (p2p_mode, dp_ring, replicas,
     intra_bandwidth_gbps) pass through to the Job."""
     for key, v in (("pp", pp), ("dp", dp), ("micro_batches", micro_batches), ("pods", pods),
                    ("gpus_per_pod", gpus_per_pod), ("etp", etp), ("hidden", hidden),
-                   ("seq_len", seq_len)):
+                   ("seq_len", seq_len), ("vpp", vpp)):
         hi = 2**24 if key in ("gpus_per_pod", "hidden", "seq_len") else MAX_COUNT
         if not 0 <= v <= hi:
             raise InstanceError(key, f"must be in [0, {hi}], got {v}")
@@ -121,6 +154,13 @@ def simai_job(w: SimaiWorkload, pp: int = 0, dp: int = 0, micro_batches: int = 0
     if stages not in STAGE_CHOICES:
         raise InstanceError("stages", f"must be one of {', '.join(STAGE_CHOICES)}, got {stages!r}")
     h = w.header
+    if vpp > 1:
+        raise InstanceError("vpp", f"interleaved 1F1B (vpp = {vpp} model chunks per stage) is not "
+                            "modelled: the DAG is Megatron's non-interleaved 1F1B (vpp 1)")
+    if not vpp and (h["vpp"] or 1) > 1:
+        raise InstanceError("line 1, vpp", f"vpp: {h['vpp']} reads as interleaved 1F1B, which is "
+                            "not modelled; AICB writes vpp = layers per stage, so --vpp 1 converts "
+                            "the file as non-interleaved 1F1B", w.path)
     tp, ep = h["tp"], h["ep"] or 1
     moe = ep > 1
     P = pp or h["pp"] or 1
@@ -149,7 +189,9 @@ def simai_job(w: SimaiWorkload, pp: int = 0, dp: int = 0, micro_batches: int = 0
     sp = _stages_per_pod(P, R, n_s, pods, gpus_per_pod)
 
     it = np.array([is_iteration_row(n) for n in w.names], dtype=bool)
-    mb = ~it
+    place = np.array([row_stage(n) for n in w.names], dtype=object)
+    loss = np.array([_LOSS_PATTERN.fullmatch(n) is not None for n in w.names], dtype=bool)
+    mb = ~it & ~loss
     copies = h["ga"] or 1
     if mb.sum() % copies:
         raise InstanceError("line 1, ga", f"the {int(mb.sum())} layer rows are not {copies} equal "
@@ -167,8 +209,10 @@ def simai_job(w: SimaiWorkload, pp: int = 0, dp: int = 0, micro_batches: int = 0
             f = np.array([FACTOR.get(b, 0.0) for b in base[sel]]) * (n - 1) / n
             fold[sel] = f * size[sel] / (fold_gbps / 8.0)      # bytes / (bytes per ns)
     work = w.compute + fold
-    fwd_ns = work[mb, 0].sum() / copies
-    bwd_ns = work[mb, 1:].sum() / copies
+    # per micro-batch ns (fwd, bwd) of the rows every stage runs, the first's and the last's
+    per_mb = {k: np.array([work[mb & (place == k), 0].sum(), work[mb & (place == k), 1:].sum()])
+              / copies for k in ("every", "first", "last")}
+    per_mb["last"] = per_mb["last"] + [work[loss, 0].sum(), work[loss, 1:].sum()]
     opt_ns = work[it].sum()
 
     # DP synchronization: inter-Pod bytes per GPU over the ring of R replicas
@@ -188,12 +232,18 @@ def simai_job(w: SimaiWorkload, pp: int = 0, dp: int = 0, micro_batches: int = 0
     share = 1.0 / P if stages == "split" else 1.0
     settings = {"tp": tp, "ep": ep, "etp": etp if moe else 0, "dp": DP, "replicas": R, "n_s": n_s,
                 "stages": stages, "ga_copies": copies, "iteration_rows": int(it.sum()),
+                "first_stage_rows": int((mb & (place == "first")).sum()),
+                "last_stage_rows": int((mb & (place == "last")).sum() + loss.sum()),
                 "fold_gbps": float(fold_gbps)}
-    profile = {"fwd_ms": [float(fwd_ns) * share / 1e6] * P, "bwd_ms": [float(bwd_ns) * share / 1e6] * P,
+    stage_ns = [per_mb["every"] * share + per_mb["first"] * (s == 0) + per_mb["last"] * (s == P - 1)
+                for s in range(P)]
+    profile = {"fwd_ms": [float(t[0]) / 1e6 for t in stage_ns],
+               "bwd_ms": [float(t[1]) / 1e6 for t in stage_ns],
                "dp_mb": [dp_bytes * share / 1e6] * P, "moe": moe,
                "source": os.path.basename(w.path), "settings": settings}
     if P > 1:
-        per_rank, how = _p2p_bytes(w, mb, group, base, size, p2p_per_rank, hidden, seq_len, tp)
+        per_rank, how = _p2p_bytes(w, mb, mb & (place == "every"), group, base, size, p2p_per_rank,
+                                   hidden, seq_len, tp)
         profile["pp_mb"] = float(n_s * per_rank / 1e6)
         settings.update(how)
     model = "simai-" + re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.splitext(profile["source"])[0])[:120]
@@ -247,9 +297,9 @@ def _groups(types: np.ndarray) -> np.ndarray:
     return out
 
 
-def _p2p_bytes(w, mb, group, base, size, mode, hidden, seq_len, tp):
-    """Bytes each GPU sends across a stage boundary per micro-batch, and how they were found."""
-    layer = mb & ~np.array(["embedding" in n for n in w.names])
+def _p2p_bytes(w, mb, layer, group, base, size, mode, hidden, seq_len, tp):
+    """Bytes each GPU sends across a stage boundary per micro-batch, and how they were found
+    (``layer``: the transformer-layer rows, which show sequence parallelism)."""
     tp_fwd = layer & (group[:, 0] == "TP")
     has_ar = bool((tp_fwd & (base[:, 0] == "ALLREDUCE")).any())
     has_agrs = bool((tp_fwd & np.isin(base[:, 0], ["ALLGATHER", "REDUCESCATTER"])).any())

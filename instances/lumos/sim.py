@@ -8,6 +8,8 @@ File fields (besides ``problem``, ``format``, ``name``, ``meta``):
 * ``gpus``: cluster size, a multiple of the architecture's Pod (at least 2 Pods; for a
   Clos, of (k/2)^2 within its capacity);
 * ``ecmp`` (optional, Clos only): ``polarized`` (default) or ``independent``;
+* ``failures`` (optional, issue 31): ``{"rate": r, "seed": s}``, GPU failures at
+  steady-state down share 0 <= r < 1 ([002] Fig. 8(d); ``heuristics.lumos.sim.failures``);
 * exactly one of
   - ``workload``: ``{"kind": "helios"|"trace", "jobs": n, "rho": r, "seed": s}``, the
     generators ``helios_jobs`` / ``trace_jobs`` of ``heuristics.lumos.sim.workload``
@@ -104,6 +106,19 @@ def parse_workload(d) -> dict:
     rho = number("workload.rho", d["rho"], lo=0, strict_lo=True)
     seed = number("workload.seed", d.get("seed", 0), integer=True, lo=0)
     return {"kind": kind, "jobs": n, "rho": rho, "seed": seed}
+
+
+def parse_failures(d) -> dict:
+    """The ``failures`` object, strictly checked."""
+    obj("failures", d)
+    known_fields("failures", d, ("rate", "seed"))
+    if "rate" not in d:
+        raise InstanceError("failures.rate", "missing")
+    rate = number("failures.rate", d["rate"], lo=0)
+    if rate >= 1:
+        raise InstanceError("failures.rate", f"must be < 1 (a share of the GPUs down), got {rate!r}")
+    seed = number("failures.seed", d.get("seed", 0), integer=True, lo=0)
+    return {"rate": rate, "seed": seed}
 
 
 def parse_jobs(rows) -> np.ndarray:
@@ -215,13 +230,22 @@ class SimInstance:
     name: str = "lumos-sim"
     meta: dict = field(default_factory=dict)
     cluster: Cluster | None = None
+    failures: dict | None = None
 
     problem = "lumos-sim"
-    FIELDS = ("arch", "gpus", "workload", "jobs", "ecmp")
+    FIELDS = ("arch", "gpus", "workload", "jobs", "ecmp", "failures")
 
     def __post_init__(self):
         if self.cluster is None:
             self.cluster = arch_cluster(self.arch, self.gpus, self.ecmp)
+
+    def failure_model(self):
+        """The ``failures.FailureModel`` of the instance, None without failures."""
+        if not self.failures or not self.failures["rate"]:
+            return None
+        from heuristics.lumos.sim.failures import FailureModel
+
+        return FailureModel(self.failures["rate"], self.failures["seed"])
 
     @property
     def is_ocs(self) -> bool:
@@ -262,7 +286,8 @@ class SimInstance:
             jobs, where = _rows_to_jobs(rows, cl), (lambda k: f"jobs[{k}]")
         check_placeable(jobs, cl, where)
         name = text("name", d.get("name", "lumos-sim"))
-        return cls(arch, gpus, jobs, w, ecmp, name, dict(d.get("meta", {})), cl)
+        fails = parse_failures(d["failures"]) if "failures" in d else None
+        return cls(arch, gpus, jobs, w, ecmp, name, dict(d.get("meta", {})), cl, fails)
 
     def job_rows(self) -> list[list]:
         return [[j.arrival_s, j.duration_s, j.job.gpus, j.job.tp, j.job.pp, j.job.dp, j.job.ep,
@@ -273,6 +298,8 @@ class SimInstance:
              "gpus": int(self.gpus)}
         if self.ecmp is not None:
             d["ecmp"] = self.ecmp
+        if self.failures is not None:
+            d["failures"] = dict(self.failures)
         if self.workload is not None:
             d["workload"] = dict(self.workload)
         else:

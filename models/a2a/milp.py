@@ -7,6 +7,8 @@ The paper has **no** math program (spec 2.5); both models are the spec's 2.6 ext
   with the round structure G[i, h] = rounds on topology i costing >= h (exact for k = 1 by the
   per-source alignment argument: a source sends <= 1 flow per round), P_1 fixed to a canonical
   permutation of one cycle type (one model per type; WLOG because J - I is relabeling-invariant).
+  :func:`exact_k1_search` runs the types with a shrinking cutoff below a known strategy
+  (issue 31: this is what solves n = 8, d = 3 and 4 in minutes on HiGHS).
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import gurobipy as gp
 import numpy as np
 from gurobipy import GRB
 
+from heuristics.a2a.bounds import thm1_N, thm1_lb_T
 from heuristics.a2a.k1 import BIG, hop_table
 from heuristics.a2a.strategy import Candidate
 from instances.a2a.instance import by_hops
@@ -99,14 +102,32 @@ class ExactK1Handles:
     G: gp.tupledict           # G[i,h]
 
 
+def max_hops(n: int, d: int, upper: int) -> int:
+    """The most hops any flow can take in a k = 1 strategy with d topologies whose hop sum is
+    <= ``upper`` (0: none can). [OURS] A source's round maxima sum to >= its own flows' hop
+    counts, which are distinct on one topology (a permutation has one h-hop destination): a
+    source with a flow of h hops among r flows on that topology pays >= the least sum of r
+    distinct positive integers containing h, and >= Theorem 1 (``thm1_N``) for its other
+    n - 1 - r flows on the other d - 1 topologies."""
+    def least(h: int) -> int:
+        rs = range(1, n) if d > 1 else (n - 1,)
+        return min((r * (r + 1) // 2 if h <= r else h + r * (r - 1) // 2)
+                   + (thm1_N(n - 1 - r, d - 1) if d > 1 else 0) for r in rs)
+    return max((h for h in range(1, n) if least(h) <= upper), default=0)
+
+
 def build_exact_k1(n: int, d: int, p1_type=None, allow_idle: bool = False,
-                   symmetry: bool = True) -> tuple[gp.Model, ExactK1Handles]:
+                   symmetry: bool = True, upper: int | None = None
+                   ) -> tuple[gp.Model, ExactK1Handles]:
     """G2 (spec 2.6): exact min sum of round hop counts over d degree-1 topologies, unit flows.
 
     ``p1_type``: a cycle type (partition of n) fixing P_1 to :func:`canonical_perm`; None
-    leaves P_1 free. ``allow_idle`` allows fixed points (idle ports).
+    leaves P_1 free. ``allow_idle`` allows fixed points (idle ports). ``upper``: a known
+    feasible hop sum (e.g. the shifted rings'); [OURS] the model then keeps only strategies
+    of hop sum <= upper (constraint ``cutoff_upper``) and walks of at most
+    :func:`max_hops` hops, so it is infeasible iff no strategy beats ``upper``.
     """
-    H = n - 1
+    H = n - 1 if upper is None else max(1, min(n - 1, max_hops(n, d, upper)))
     V = range(n)
     I = range(d)
     model = new_model(f"a2a_g2_exact_k1_n{n}_d{d}")
@@ -127,6 +148,9 @@ def build_exact_k1(n: int, d: int, p1_type=None, allow_idle: bool = False,
         return x.get((i, s, w), 0.0) if h == 1 else z[i, h, s, w]
     model.addConstrs((z.sum(i, h, s, "*") == 1 for i in I for h in range(2, H + 1) for s in V),
                      name="walk_one_end")
+    # [OURS] valid cut: P_i^h is a permutation, so one h-hop walk ends at each node
+    model.addConstrs((z.sum(i, h, "*", w) == 1 for i in I for h in range(2, H + 1) for w in V),
+                     name="walk_one_start")
     model.addConstrs((z[i, h, s, w] >= Z(i, h - 1, s, v) + x[i, v, w] - 1
                       for i in I for h in range(2, H + 1) for s in V for v, w in arcs),
                      name="walk_step")
@@ -144,9 +168,13 @@ def build_exact_k1(n: int, d: int, p1_type=None, allow_idle: bool = False,
     model.addConstrs((gp.quicksum(b[i, s, t, hh] for t in V if t != s for hh in range(h, H + 1))
                       <= G[i, h] for i in I for s in V for h in range(1, H + 1)),
                      name="source_rounds")
-    if symmetry and d > 2:        # topologies 2..d by non-increasing transmission
-        model.addConstrs((G.sum(i, "*") >= G.sum(i + 1, "*") for i in range(1, d - 1)),
+    if symmetry and d > 1:
+        # topologies by non-increasing transmission, P_1 first: any strategy can be reordered
+        # so, and relabeled so that its first topology is the canonical one of its type
+        model.addConstrs((G.sum(i, "*") >= G.sum(i + 1, "*") for i in range(d - 1)),
                          name="sym_order")
+    if upper is not None:
+        model.addConstr(G.sum() <= upper, name="cutoff_upper")
     model.setObjective(G.sum(), GRB.MINIMIZE)
     model.update()
     return model, ExactK1Handles(n, d, H, x, b, G)
@@ -183,3 +211,32 @@ def extract_exact_k1(h: ExactK1Handles, res: Result) -> Candidate:
         phases.append((arcs, [[P for P, _ in by_hops(r)] for r in rounds]))
     G_sum = sum(v for v in Gv.values())
     return Candidate("exact-k1", phases, {"milp_hop_sum": float(G_sum)})
+
+
+def exact_k1_search(n: int, d: int, upper: int, solve_one) -> tuple[Candidate | None, list]:
+    """G2 for every cycle type of P_1, looking only for strategies of hop sum <= ``upper``
+    (pass a known strategy's hop sum minus 1 to look for a strictly better one).
+
+    [OURS] A type's model carries the cutoff (``build_exact_k1(upper=...)``); once a type
+    yields a strategy of hop sum v, the later types look for <= v - 1 only, and the search
+    stops when the cutoff falls below Theorem 1. ``solve_one(model, types_left)`` solves one
+    model (``types_left`` counts this one) and returns its Result. Returns the best strategy
+    found (None: none within ``upper``) and the Results, one per type solved. When every
+    Result is optimal or infeasible, the best of the strategy found and the one ``upper``
+    came from is the optimum for this d (every skipped or infeasible type holds no strategy
+    below the cutoff it was given)."""
+    types = cycle_types(n)
+    lb = thm1_lb_T(n, d)
+    best, results = None, []
+    for j, ty in enumerate(types):
+        if upper < lb:
+            break
+        model, h = build_exact_k1(n, d, ty, upper=upper)
+        res = solve_one(model, len(types) - j)
+        results.append(res)
+        if res.has_solution:
+            cand = extract_exact_k1(h, res)
+            if best is None or cand.hop_sum < best.hop_sum:
+                best = cand
+            upper = min(upper, best.hop_sum - 1)
+    return best, results

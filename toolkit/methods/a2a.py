@@ -6,8 +6,8 @@ from math import comb, inf
 from instances.a2a.instance import A2AInstance, check_strategy
 from instances.a2a.workloads import generate
 from toolkit.options import Option, OptionError
-from toolkit.registry import (lazy, Generator, Method, MethodOutput, Problem, RunConfig,
-                              register_problem)
+from toolkit.registry import (lazy, option_or, Generator, Method, MethodOutput, Problem,
+                              RunConfig, register_problem)
 
 # heuristics and models load on first use (solve.py list and --help stay fast)
 fluid_lower_bound = lazy("heuristics.a2a.bounds", "fluid_lower_bound")
@@ -20,7 +20,7 @@ realize = lazy("heuristics.a2a.strategy", "realize")
 MAX_PATH_ENTRIES = 60_000_000   # a materialized strategy larger than this is declined
 K2_MAX_N = 64              # k >= 2: the families are built for n <= 64 (spec's evaluation range)
 K2_MAX_BASE_SETS = 5000    # k >= 2: exhaustive base-generator search over C(n-1, k) sets
-FAMILIES = ("circulant", "genkautz")      # heuristics.a2a.rdc.FAMILIES
+FAMILIES = ("circulant", "genkautz", "genkautz-literal")      # heuristics.a2a.rdc.FAMILIES
 # option maxima (decisions): above them a value is bad input, not a run
 K2_MAX_N_CAP = 2048        # max_n: beyond n ~ 1415, C(n-1, 2) > K2_BASE_SETS_CAP anyway
 K2_BASE_SETS_CAP = 10**6   # ~19 ms per base set at n = 128: about 5 h of search
@@ -35,16 +35,29 @@ K2_OPTIONS = (Option("families", str, ",".join(FAMILIES),
 RDC_OPTIONS = (
     Option("order", str, "greedy", "k >= 2 contraction order", choices=("greedy", "seq", "contract")),
     Option("relabel", bool, True, "relabel GPUs for skewed traffic"),
-    # a slice of the candidates (more: all of them)
-    Option("relabel_top", int, 3, "candidates relabeled", minimum=0, maximum=10**4),
+    # the defaults are the spec's budget (3.7): every candidate, 4 restarts, 50 passes
+    Option("relabel_top", int, 0, "candidates relabeled, cheapest first (0: every one)",
+           minimum=0, maximum=10**4),
     # a pass without an improvement (or evaluations left) stops the search
-    Option("passes", int, 2, "relabeling local-search passes", minimum=0, maximum=10**6),
+    Option("passes", int, 50, "relabeling local-search passes", minimum=0, maximum=10**6),
     # each restart costs O(n^2), evaluations left or not
-    Option("restarts", int, 0, "relabeling random restarts", minimum=0, maximum=10**4),
-    # each evaluation is O(n^2); the spec's 4 restarts x 50 passes at n = 512 need <= 3.3e7
-    Option("max_evals", int, 4000, "relabeling cost evaluations", minimum=0, maximum=10**8),
+    Option("restarts", int, 4, "relabeling random restarts", minimum=0, maximum=10**4),
+    # an evaluation is one swap, O(n k); the spec's 5 starts x 50 passes x n(n-1)/2 swaps
+    # are 8.2e6 at n = 256 (the largest n relabeled), so the default never binds
+    Option("max_evals", int, 10**8, "relabeling swap evaluations, all starts together",
+           minimum=0, maximum=10**8),
     # numpy's SeedSequence takes any non-negative integer (a negative one is a ValueError)
     Option("seed", int, 0, "random seed", minimum=0, maximum=inf)) + K2_OPTIONS
+
+GK_LITERAL_OPTIONS = tuple(o for o in RDC_OPTIONS if o.name not in ("order", "families",
+                                                                    "max_base_sets"))
+
+
+def _relabel_kernels(inst, cfg) -> tuple:
+    """The compiled relabeling search (toolkit.kernels "a2a-relabel"), where it runs."""
+    if inst is not None and inst.is_uniform or not option_or(cfg, "relabel", True):
+        return ()
+    return ("a2a-relabel",)
 
 
 def _families(cfg: RunConfig) -> tuple:
@@ -54,16 +67,34 @@ def _families(cfg: RunConfig) -> tuple:
     return fams
 
 
-def run_rdc(inst: A2AInstance, cfg: RunConfig) -> MethodOutput:
-    res = rdc(inst, order=cfg.option("order"), families=_families(cfg),
-              do_relabel=cfg.option("relabel"), relabel_top=cfg.option("relabel_top"),
+def run_rdc(inst: A2AInstance, cfg: RunConfig, families=None, direct: bool = True
+            ) -> MethodOutput:
+    res = rdc(inst, order=option_or(cfg, "order", "greedy"), families=families or _families(cfg),
+              do_relabel=cfg.option("relabel"), relabel_top=cfg.option("relabel_top") or None,
               relabel_opts=dict(passes=cfg.option("passes"), restarts=cfg.option("restarts"),
-                                max_evals=cfg.option("max_evals"), seed=cfg.option("seed")))
+                                max_evals=cfg.option("max_evals"), seed=cfg.option("seed")),
+              direct=direct)
     st = realize(res.best, inst, res.label)
     st.info.update(d=res.d, analytic_cost=res.cost)
     costs = [r["total_cost"] for r in res.table]
     return MethodOutput(st, metrics={"family": res.best.family, "analytic_cost": res.cost,
                                      "candidates": len(costs)})
+
+
+def run_gk_literal(inst: A2AInstance, cfg: RunConfig) -> MethodOutput:
+    """The paper's GenKautz schedule (Sec. 4.2, Fig. 9; heuristics.a2a.gk_literal) and its
+    contraction chain, every d, cheapest at the instance's R; relabeled like rdc."""
+    return run_rdc(inst, cfg, families=("genkautz-literal",), direct=False)
+
+
+def gk_literal_applicable(inst: A2AInstance, cfg: RunConfig) -> str | None:
+    if inst.k < 2:
+        return ("GenKautz needs k >= 2 (for k = 1 it is not a ring, spec 3.4; the paper uses "
+                "the ring: method rdc)")
+    if inst.n > cfg.option("max_n"):
+        return (f"k >= 2 families are built for n <= {cfg.option('max_n')} (n = {inst.n}; "
+                f"--option max_n=N to force)")
+    return None
 
 
 def k2_declines(inst: A2AInstance, cfg: RunConfig) -> str | None:
@@ -170,7 +201,11 @@ def _methods() -> list[Method]:
         Method("rdc", "heuristic", run_rdc,
                "ReconfigureDuringCollective (Sec. 4): shifted rings (k=1), circulant/GenKautz "
                "contraction (k>=2), every d, cheapest; relabeling for skewed traffic",
-               RDC_OPTIONS, applicable=rdc_applicable),
+               RDC_OPTIONS, applicable=rdc_applicable, kernels=_relabel_kernels),
+        Method("gk-literal", "heuristic", run_gk_literal,
+               "the paper's GenKautz schedule (Sec. 4.2, Fig. 9): k^(h-1) rounds per hop h, "
+               "prune, merge; contraction for every d, cheapest; relabeling for skewed traffic",
+               GK_LITERAL_OPTIONS, applicable=gk_literal_applicable, kernels=_relabel_kernels),
         Method("static", "heuristic", run_static,
                "never reconfigure: our d=1 strategy (ring / best circulant or GenKautz base)",
                K2_OPTIONS, applicable=static_applicable),

@@ -247,6 +247,10 @@ GEN_PARAMS = {
                "pp_comm (0 = the layer rows' TP collective size)"),
     "fold_gbps": (float, 0.0, "SimAI: fold TP/EP collectives into compute at this intra-Pod "
                   "bus bandwidth, Gb/s (0 = the file's compute only)"),
+    "vpp": (int, 0, "SimAI: interleaving degree (0 = the header's vpp, else 1); only 1 is "
+            "modelled (non-interleaved 1F1B): --vpp 1 converts a file whose header has vpp > 1"),
+    "lenient": (bool, False, "SimAI: accept a row count on line 2 that disagrees with the rows "
+                "(one warning on stderr)"),
 }
 
 

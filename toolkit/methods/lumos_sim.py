@@ -23,7 +23,10 @@ Option ``alg_time``: ``measured`` (default, [001]: the measured wall time of req
 logical topology and reconfiguration delays the job's start, so on OCS fabrics the times
 vary by milliseconds between runs; never numba's compilation or cache loading: the
 reconfiguration method's kernels are warmed before the clock, ``sim_kernels``) or ``none``
-(no delay: the output depends on nothing but the instance). Objective: Avg.JCT (s, min),
+(no delay: the output depends on nothing but the instance). Option ``routing`` (issue 31):
+``probing`` (default, [002] §6.2 "By default, we use probing-based routing"), ``ecmp`` (every
+result before issue 31) or ``optimal`` (contention-free; ``heuristics.lumos.sim.routing``).
+Objective: Avg.JCT (s, min),
 with the analytic bound mean T (JCT >= JRT >= T, ``instances.lumos.sim_check``).
 """
 from __future__ import annotations
@@ -37,7 +40,7 @@ from instances.errors import InstanceError
 from instances.lumos.sim import GPUS_PER_SERVER, WORKLOAD_KINDS, SimInstance, SimSolution
 from instances.lumos.sim_check import check_sim
 from toolkit.options import Option
-from toolkit.registry import lazy, Generator, Method, MethodOutput, Problem, RunConfig, \
+from toolkit.registry import lazy, option_or, Generator, Method, MethodOutput, Problem, RunConfig, \
     register_problem
 
 make_arch = lazy("heuristics.lumos.sim.architectures", "make_arch")
@@ -45,6 +48,9 @@ Simulator = lazy("heuristics.lumos.sim.engine", "Simulator")
 
 ALG_TIME = Option("alg_time", str, "measured", "OCS algorithm time before a job starts: measured "
                   "wall time ([001]) or none (clock-free output)", choices=("measured", "none"))
+ROUTING = Option("routing", str, "probing", "flow routing: probing (up to 5 rehashed paths, the "
+                 "widest kept; [002]'s default), ecmp (one hashed path) or optimal "
+                 "(contention-free)", choices=("probing", "ecmp", "optimal"))
 # method -> (reconfiguration, the wiring it needs or None, fallback for an ILP)
 STRATEGIES = {"simulate": (None, None, None), "sim-itv-mcf": ("itv-mcf", "cross", None),
               "sim-itv-ilp": ("itv-ilp", "cross", "itv-mdmcf"),
@@ -73,13 +79,14 @@ def sim_kernels(name: str):
     def kernels(inst: SimInstance | None, cfg: RunConfig | None) -> tuple[str, ...]:
         from toolkit.registry import problem
 
+        probe = ("lumos-probe",) if option_or(cfg, "routing", "probing") == "probing" else ()
         if inst is not None and not inst.is_ocs:
-            return ()
+            return probe if inst.arch != "best" else ()
         reconfig = method or ("itv-mdmcf" if inst is None or inst.wiring == "cross"
                               else "uniform-greedy")
         methods = problem("lumos-reconfig").methods
-        return tuple(dict.fromkeys(k for r in (reconfig, fallback) if r
-                                   for k in methods[r].kernel_sets()))
+        return tuple(dict.fromkeys([k for r in (reconfig, fallback) if r
+                                    for k in methods[r].kernel_sets()] + list(probe)))
     return kernels
 
 
@@ -127,7 +134,8 @@ def run_sim(name: str, kind: str):
             arch.controller.fallback = fallback
         t0 = time.perf_counter()
         with cfg.budget.stage("simulation"):
-            res = Simulator(arch, alg_time=cfg.option("alg_time")).run(
+            res = Simulator(arch, alg_time=cfg.option("alg_time"), routing=cfg.option("routing"),
+                            failures=inst.failure_model()).run(
                 inst.jobs, check=cfg.budget.checker("the simulation"))
         wall = time.perf_counter() - t0
         sol = SimSolution(*res.records())
@@ -155,17 +163,20 @@ GEN_PARAMS = {
     "workload": (str, "helios", "helios (Helios-style sizes and durations) or trace (the "
                  "authors' trace)"),
     "jobs": (int, 40, "number of jobs"),
-    "rho": (float, 0.8, "workload level (eq. 17): 0.801 in [001], 0.655 in [002]"),
+    "rho": (float, 0.655, "workload level ([002] eq. 9 = [001] eq. 17): 0.655 in [002] (default), 0.801 in [001]"),
     "seed": (int, 0, "random seed"),
     "ecmp": (str, "", "Clos only: polarized (default) or independent"),
+    "fail_rate": (float, 0.0, "GPU failures: share of the GPUs down in steady state ([002] "
+                  "Fig. 8(d)); 0: none"),
+    "fail_seed": (int, 0, "seed of the GPU failures"),
     "explicit": (int, 0, "1: write the generated job list itself (editable) instead of the "
                  "workload spec"),
     "name": (str, "", "instance name"),
 }
 
 
-def generate(arch="lumos-51.2T-tau2", gpus=256, workload="helios", jobs=40, rho=0.8, seed=0,
-             ecmp="", explicit=0, name="") -> SimInstance:
+def generate(arch="lumos-51.2T-tau2", gpus=256, workload="helios", jobs=40, rho=0.655, seed=0,
+             ecmp="", fail_rate=0.0, fail_seed=0, explicit=0, name="") -> SimInstance:
     if workload not in WORKLOAD_KINDS:
         raise InstanceError("workload", f"must be one of {', '.join(WORKLOAD_KINDS)}, got {workload!r}")
     if explicit not in (0, 1):
@@ -175,6 +186,8 @@ def generate(arch="lumos-51.2T-tau2", gpus=256, workload="helios", jobs=40, rho=
          "workload": {"kind": workload, "jobs": jobs, "rho": rho, "seed": seed}}
     if ecmp:
         d["ecmp"] = ecmp
+    if fail_rate:
+        d["failures"] = {"rate": fail_rate, "seed": fail_seed}
     inst = SimInstance.from_dict(d)
     if explicit:
         inst = replace(inst, workload=None, meta={"generator": d["workload"]})
@@ -194,22 +207,22 @@ register_problem(Problem(
     methods={m.name: m for m in [
         Method("simulate", "heuristic", run_sim("simulate", "heuristic"),
                "FIFO flow-level simulation with the architecture's reconfiguration (ITV-MDMCF "
-               "on lumos-*, Uniform-Greedy on uniform-*, none on best / Clos)", (ALG_TIME,),
+               "on lumos-*, Uniform-Greedy on uniform-*, none on best / Clos)", (ALG_TIME, ROUTING),
                kernels=sim_kernels("simulate")),
         Method("sim-itv-mcf", "heuristic", run_sim("sim-itv-mcf", "heuristic"),
-               "simulation, reconfigurations by ITV-MCF (lumos-* only)", (ALG_TIME,),
+               "simulation, reconfigurations by ITV-MCF (lumos-* only)", (ALG_TIME, ROUTING),
                applicable=applicable("sim-itv-mcf"),
                kernels=sim_kernels("sim-itv-mcf")),
         Method("sim-itv-ilp", "model", run_sim("sim-itv-ilp", "model"),
                "simulation, reconfigurations by ITV-ILP sharing the run's budget (lumos-* only)",
-               (ALG_TIME,), applicable=applicable("sim-itv-ilp"),
+               (ALG_TIME, ROUTING), applicable=applicable("sim-itv-ilp"),
                kernels=sim_kernels("sim-itv-ilp")),
         Method("sim-uniform-ilp", "model", run_sim("sim-uniform-ilp", "model"),
                "simulation, reconfigurations by Uniform-ILP sharing the run's budget "
-               "(uniform-* only)", (ALG_TIME,), applicable=applicable("sim-uniform-ilp"),
+               "(uniform-* only)", (ALG_TIME, ROUTING), applicable=applicable("sim-uniform-ilp"),
                kernels=sim_kernels("sim-uniform-ilp")),
         Method("sim-helios", "heuristic", run_sim("sim-helios", "heuristic"),
-               "simulation, reconfigurations by Helios (uniform-* only)", (ALG_TIME,),
+               "simulation, reconfigurations by Helios (uniform-* only)", (ALG_TIME, ROUTING),
                applicable=applicable("sim-helios"),
                kernels=sim_kernels("sim-helios")),
     ]},

@@ -26,6 +26,13 @@ order: a job starts when the algorithm time of its own admission and of those ah
 it has passed (a job inside one Pod adds none but does not overtake), so JWT includes
 it and queues behind a slow algorithm grow as in [001]'s Kingman argument (spec 3);
 ``alg_time`` "none" charges nothing, for runs whose output must not depend on the clock.
+
+Routing (``routing``, issue 31): ``probing`` ([002] §6.2's default; each flow keeps the
+widest of up to 5 rehashed paths when its job starts, all running jobs re-probed after a
+reconfiguration), ``ecmp`` (one hashed path; every result before issue 31) or ``optimal``
+(the contention-free optimum: every flow at its NIC share); ``routing`` module. GPU
+failures (``failures``, a ``failures.FailureModel``): failed GPUs leave the placement pool
+until they recover ([002] Fig. 8(d)); ``failures`` module.
 The charged time is the algorithm's alone, never numba's compilation or cache loading
 (issue 28; the controller warms its kernels when built, and a reconfiguration row's
 ``compile_s`` is what its admission still spent compiling, not charged): so the
@@ -44,7 +51,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from heuristics.lumos.placement import NoPlacement, greedy_placement
+from heuristics.lumos.sim.failures import FailureProcess
 from heuristics.lumos.sim.maxmin import maxmin_rates, maxmin_violations
+from heuristics.lumos.sim.routing import Router
 from heuristics.lumos.sim.traffic import Flows, job_flows
 from instances.lumos.placement import PlacementInstance
 
@@ -123,13 +132,17 @@ class Simulator:
     """One architecture (``arch``: a ``architectures.Arch``) running a job list."""
 
     def __init__(self, arch, alg_time: str = "measured", placement=greedy_placement,
-                 flows=job_flows, check_rates: bool = False):
+                 flows=job_flows, check_rates: bool = False, routing: str = "probing",
+                 failures=None):
         """``check_rates``: verify every rate vector by the definition of max-min fairness
-        (``maxmin.maxmin_violations``, independent of the algorithm); for tests."""
+        (``maxmin.maxmin_violations``, independent of the algorithm); for tests.
+        ``routing``: probing (default, [002] §6.2), ecmp or optimal; ``failures``: a
+        ``failures.FailureModel`` or None (module docstring)."""
         if alg_time not in ("measured", "none"):
             raise ValueError(f"alg_time must be 'measured' or 'none', got {alg_time!r}")
+        Router(routing)                      # validates the mode
         self.arch, self.alg_time, self.place, self.flows = arch, alg_time, placement, flows
-        self.check_rates = check_rates
+        self.check_rates, self.routing, self.failures = check_rates, routing, failures
         self.cluster = arch.cluster
 
     # ------------------------------------------------------------------------------------
@@ -147,9 +160,18 @@ class Simulator:
         done, reconfigs = [], []
         ctrl_free = 0.0
         stats = dict(rate_s=0.0, route_s=0.0, admit_s=0.0, events=0, rate_solves=0,
-                     unroutable_max=0, dropped_too_big=len(too_big))
+                     unroutable_max=0, dropped_too_big=len(too_big), failures=0)
+        router = Router(self.routing)
+        down = np.zeros(cl.n_gpus, dtype=bool)      # failed GPUs (out of the placement pool)
+        recover: list = []                          # heap of (recovery time, gpu)
+        fails = FailureProcess(self.failures, cl.n_gpus) if self.failures else None
         t = 0.0
         dirty = True
+
+        def start(jid: int, r: _Running) -> None:
+            r.flows = router.start(self.arch.network, jid, r.flows)
+            running[jid] = r
+
         while arrivals or queue or starting or running:
             if check is not None:
                 check()
@@ -164,15 +186,33 @@ class Simulator:
                 if tf < t_fin:
                     t_fin, fin_id = tf, jid
             t_new = min(t_arr, t_start, t_fin)
-            if not np.isfinite(t_new):
+            t_fail = fails.next_t if fails else np.inf
+            t_rec = recover[0][0] if recover else np.inf
+            if min(t_fail, t_rec) < t_new:                   # a GPU fails or recovers
+                t = max(t, float(min(t_fail, t_rec)))
+                stats["events"] += 1
+                if t_rec <= t_fail:
+                    down[heapq.heappop(recover)[1]] = False
+                else:
+                    g, t_back = fails.fail(down)
+                    if g >= 0:
+                        down[g] = True
+                        heapq.heappush(recover, (t_back, g))
+                        stats["failures"] += 1
+                    continue
+                t_new = np.inf
+            elif not np.isfinite(t_new):
                 raise RuntimeError(f"simulation stuck at t = {t:.1f} s: {len(queue)} jobs wait "
                                    f"for GPUs that never free up (head needs "
                                    f"{queue[0].job.gpus} GPUs)")
-            t = max(t, float(t_new))
-            stats["events"] += 1
-            if t_fin <= t_start and t_fin <= t_arr:          # a completion
+            if not np.isfinite(t_new):
+                pass                                          # a recovery: admission only
+            elif t_fin <= t_start and t_fin <= t_arr:        # a completion
+                t = max(t, float(t_new))
+                stats["events"] += 1
                 r = running.pop(fin_id)
                 self._advance(r, t)
+                router.end(self.arch.network, fin_id, r.flows)
                 busy[r.placement.gpus] = False
                 if self.arch.controller is not None:
                     self.arch.controller.release(fin_id)
@@ -189,17 +229,22 @@ class Simulator:
                                  sharing=r.placement.meta.get("sharing", False)))
                 dirty = True
             elif t_start <= t_arr:                            # a start after the algorithm
+                t = max(t, float(t_new))
+                stats["events"] += 1
                 _, jid, r = heapq.heappop(starting)
                 r.start = r.last = t
-                running[jid] = r
+                start(jid, r)
                 dirty = True
             else:
+                t = max(t, float(t_new))
+                stats["events"] += 1
                 queue.append(arrivals.popleft())
             # FIFO admission of the queue's head while it fits
             while queue:
                 sim = queue[0]
                 try:
-                    p = self.place(PlacementInstance(cl, busy, sim.job))
+                    p = self.place(PlacementInstance(cl, busy | down if fails else busy,
+                                                     sim.job))
                 except NoPlacement:
                     break
                 queue.popleft()
@@ -220,14 +265,18 @@ class Simulator:
                             ctrl_free = begin
                             p.meta["alg_s"] = rec.wall_s
                         self.arch.network_changed()
+                        for jid, f in router.reroute(self.arch.network).items():
+                            running[jid].flows = f
                         dirty = True
                 run = _Running(sim, p, self.flows(p, sim.id), begin, float(sim.duration_s),
                                last=begin, admitted=t)
                 if begin > t:
                     heapq.heappush(starting, (begin, sim.id, run))
                 else:
-                    running[sim.id] = run
+                    start(sim.id, run)
                     dirty = True
+        # every unit flow probing put on a link was taken off again (conservation; tests)
+        stats["probe_load_left"] = float(np.abs(router.load).sum()) if router.load is not None else 0.0
         return SimResult(done, reconfigs, stats)
 
     # ------------------------------------------------------------------------------------
@@ -250,13 +299,16 @@ class Simulator:
         fl = Flows.concat([running[j].flows for j in ids])
         owner = np.repeat(np.arange(len(ids)), [len(running[j].flows.src) for j in ids])
         net = self.arch.network
-        t0 = time.perf_counter()
-        A, unroutable = net.route_mask(fl.src, fl.dst, fl.key)
-        t1 = time.perf_counter()
         limit = net.nic_gbps / fl.fanout
-        A = A.tocsc()
-        rates = np.empty(len(limit))
-        for c in (0, 1):                  # each class in its own phase (module docstring)
+        t0 = time.perf_counter()
+        if self.routing == "optimal":        # contention-free: every flow at its NIC share
+            A, unroutable = None, np.zeros(len(limit), dtype=bool)
+        else:
+            A, unroutable = net.route_mask(fl.src, fl.dst, fl.key)
+        t1 = time.perf_counter()
+        A = A.tocsc() if A is not None else None
+        rates = limit.astype(float) if A is None else np.empty(len(limit))
+        for c in (0, 1) if A is not None else ():   # each class in its own phase
             m = np.flatnonzero(fl.cls == c)
             if len(m):
                 rates[m] = _merged_rates(A[:, m], net.capacity, fl.weight[m].astype(float),

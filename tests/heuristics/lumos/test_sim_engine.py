@@ -148,13 +148,16 @@ def _keys_with(pred, n):
     return out
 
 
-@pytest.mark.parametrize("ecmp", ["polarized", "independent"])
-def test_clos_hash_polarisation_doubles_the_contention(ecmp):
+@pytest.mark.parametrize("ecmp, routing", [("polarized", "ecmp"), ("independent", "ecmp"),
+                                           ("polarized", "probing"), ("polarized", "optimal")])
+def test_clos_hash_polarisation_doubles_the_contention(ecmp, routing):
     """k = 4 three-tier Clos (16 GPUs, ToR = 2 GPUs, 2-tier blocks of 4). Flow A: GPU 0 ->
     GPU 8, flow B: GPU 2 -> GPU 12, both cross-block. Keys with tier-1 port 0 for both and,
     under the independent hash, different tier-2 ports. Polarized: tier 2 repeats port 0 for
     both, so both climb agg 0 -> core 0 of block 0: one 1600 Gb/s link, 800 each, CL 2,
-    JRT = T (0.5 + 0.5 * 2) = 150. Independent: different cores, no shared link: JRT 100."""
+    JRT = T (0.5 + 0.5 * 2) = 150. Independent: different cores, no shared link: JRT 100.
+    Probing (issue 31): B, routed after A, sees A on agg 0 -> core 0 and takes a rehash
+    through the other aggregation switch: JRT 100; the contention-free optimum: 100."""
     from heuristics.lumos.sim.clos import ClosNetwork
 
     net = ClosNetwork(16, 4, 3, 1600.0, ecmp=ecmp, gpus_per_server=2)
@@ -170,8 +173,8 @@ def test_clos_hash_polarisation_doubles_the_contention(ecmp):
         return Flows(np.array([s]), np.array([d]), np.array([1]), np.array([1]),
                      np.array([0]), np.array([k]))
     jobs = [SimJob(0, 0.0, 100.0, Job(2, tp=2), 0.5, 0.0), SimJob(1, 0.0, 100.0, Job(2, tp=2), 0.5, 0.0)]
-    df = run(FakeArch(net.cluster, net), jobs, flows=flows)
-    want = 150.0 if ecmp == "polarized" else 100.0
+    df = run(FakeArch(net.cluster, net), jobs, flows=flows, routing=routing)
+    want = 150.0 if (ecmp, routing) == ("polarized", "ecmp") else 100.0
     assert df.jrt_s.tolist() == pytest.approx([want, want])
     assert df.cl_ar.tolist() == pytest.approx([want / 50 - 1] * 2)
 

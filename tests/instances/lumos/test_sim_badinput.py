@@ -50,6 +50,11 @@ def _row(k, i, v):
     ({"gpus": 128 * 2 ** 40}, "gpus", "--max-memory"),
     ({"arch": "lumos-51.2T-tau2", "gpus": 128 * 2 ** 13}, "gpus", "--max-memory"),   # dense L
     ({"ecmp": "independent"}, "ecmp", "Clos"),
+    ({"failures": {"rate": 1.0}}, "failures.rate", "< 1"),
+    ({"failures": {"rate": -0.1}}, "failures.rate", ">= 0"),
+    ({"failures": {"seed": 1}}, "failures.rate", "missing"),
+    ({"failures": {"rate": 0.1, "sede": 1}}, "failures.sede", "unknown"),
+    ({"failures": [0.1]}, "failures", "object"),
     ({"arch": "clos-25.6T-3tier", "ecmp": "random"}, "ecmp", "polarized"),
     ({"workload": {"kind": "helios", "jobs": 3, "rho": 1}}, "workload", "exactly one"),
     ({"jobs": []}, "jobs", "at least one"),

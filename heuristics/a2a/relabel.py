@@ -81,8 +81,9 @@ def relabel(cand: Candidate, inst, passes: int = PASSES, restarts: int = RESTART
 
 def warm_up() -> None:
     """Compile or load the kernels (toolkit.kernels "a2a-relabel") with a real run's types."""
-    from heuristics.a2a.rdc import k1_candidate
+    from heuristics.a2a.k1 import k1_phases
     from instances.a2a.workloads import generate
 
     inst = generate("random", n=4, k=1, R=0.0, size_mb=1.0, seed=0)
-    relabel(k1_candidate(4, [1, 3]), inst, passes=1, restarts=0)
+    cand = Candidate("ring-shift", k1_phases(4, [1, 3]), {"shifts": [1, 3], "order": "greedy"})
+    relabel(cand, inst, passes=1, restarts=0)       # rdc's k1_candidate, without importing rdc

@@ -13,6 +13,7 @@ replica 0 only, with one topology variable per orbit of Pod pairs under replica 
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -176,15 +177,17 @@ def _task(t: dict, v_pp: float, v_dps: list) -> dict:
 
 
 _SKELETONS: dict = {}       # job shape -> its DAG without numbers (the last few shapes)
+_SKELETONS_LOCK = threading.Lock()      # Dask worker threads build instances side by side
 
 
 def _skeleton(key: tuple, L: Layout) -> dict:
-    sk = _SKELETONS.get(key)
-    if sk is None:
-        sk = _build_shape(L, *key[2:])
-        if len(_SKELETONS) >= 4:
-            del _SKELETONS[next(iter(_SKELETONS))]
-        _SKELETONS[key] = sk
+    with _SKELETONS_LOCK:
+        sk = _SKELETONS.get(key)
+        if sk is None:
+            sk = _build_shape(L, *key[2:])
+            if len(_SKELETONS) >= 4:
+                del _SKELETONS[next(iter(_SKELETONS))]
+            _SKELETONS[key] = sk
     return sk
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from heuristics.a2a.rdc import family_candidates, k1_candidate, k1_curve, rdc
-from heuristics.a2a.relabel import PASSES, RESTARTS, kernel_arrays, relabel
+from heuristics.a2a.relabel import MAX_EVALS, PASSES, RESTARTS, kernel_arrays, relabel
 from heuristics.a2a.relabel_jit import init_state, search_pass
 from heuristics.a2a.strategy import FlowTable
 from instances.a2a.instance import A2AInstance, Link
@@ -53,6 +53,12 @@ def test_defaults_are_the_spec_budget_and_rdc_relabels_every_candidate():
     """Spec 3.7: identity + 4 seeded restarts, <= 50 passes, on every candidate; more starts
     never lose to fewer (same seed: the identity start is the same)."""
     assert (PASSES, RESTARTS) == (50, 4)
+    # the work cap holds the whole budget up to n = 64, and the method's default is the same
+    assert MAX_EVALS == (RESTARTS + 1) * PASSES * 64 * 63 // 2
+    from toolkit.methods.a2a import RDC_OPTIONS
+    opts = {o.name: o.default for o in RDC_OPTIONS}
+    assert (opts["passes"], opts["restarts"], opts["max_evals"], opts["relabel_top"]) == \
+        (PASSES, RESTARTS, MAX_EVALS, 0)
     n = 8
     rng = np.random.default_rng(1)
     A = rng.zipf(2.0, (n, n)).astype(float)

@@ -15,88 +15,17 @@ interrupted run's record is printed with status ``interrupted``; no further run 
 from __future__ import annotations
 
 import contextlib
-import math
 import sys
 from pathlib import Path
 
 from toolkit import records_out
-from toolkit.cli_args import Parser, method_help, parser
+from toolkit.cli_args import method_help, parser
+from toolkit.cli_common import (EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK,
+                                BadInput, _config, _error, _note, _out_folder)
+from toolkit.cli_generate import cmd_generate, cmd_reproduce
 from toolkit.outdir import json_safe  # noqa: F401 - records as JSON (solve.json_safe)
 from toolkit.records_out import metric_cols, out, print_by_problem, print_records
 from toolkit.records_out import records_only_stdout as _records_only_stdout
-
-EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-
-class BadInput(Exception):
-    """Command-line input error: printed as one line, exit 2."""
-
-
-# --------------------------------------------------------------------------------------
-# helpers
-# --------------------------------------------------------------------------------------
-def _kv(items, what: str) -> dict:
-    out = {}
-    for it in items or []:
-        if "=" not in it:
-            raise BadInput(f"{what} {it!r}: expected NAME=VALUE")
-        k, v = it.split("=", 1)
-        if k.strip() in out:             # as a repeated single-valued flag: bad input
-            raise BadInput(f"{what} {k.strip()}: given twice")
-        out[k.strip()] = _num(v.strip())
-    return out
-
-
-def _num(v: str):
-    for conv in (int, float):
-        try:
-            return conv(v)
-        except ValueError:
-            pass
-    return v
-
-
-def _config(args):
-    from toolkit.config import ConfigError, check_config, fold_params
-    from toolkit.options import OptionError, check_params
-    from toolkit.registry import RunConfig
-
-    try:
-        params = check_params(_kv(args.param, "--param"))
-    except OptionError as exc:
-        raise BadInput(str(exc)) from None
-    cfg = RunConfig(backend=args.backend, time_limit=args.time_limit, mip_gap=args.mip_gap,
-                    threads=args.threads, params=params,
-                    options=_kv(args.option, "--option"), log_dir=args.log_dir,
-                    write_model=getattr(args, "write_model", None))
-    try:
-        fold_params(check_config(cfg))          # the library's rules and words (toolkit.api)
-    except ConfigError as exc:
-        raise BadInput(exc.cli_text()) from None
-    if cfg.write_model and len(args.files) > 1:
-        raise BadInput(f"--write-model writes the model(s) of one run: give one FILE, "
-                       f"got {len(args.files)}")
-    if args.max_memory is not None:
-        if not (math.isfinite(args.max_memory) and args.max_memory > 0):
-            raise BadInput(f"--max-memory must be a positive number of GiB, got {args.max_memory}")
-        from instances.limits import set_max_gib
-
-        set_max_gib(args.max_memory)
-    return cfg
-
-
-
-def _note(msg: str):
-    """An informational line on stderr (silenced by -q)."""
-    from toolkit.progress import note
-
-    note(msg)
-
-
-def _error(msg: str):
-    """The line of an error that makes the exit code nonzero: printed even with -q."""
-    print(msg, file=sys.stderr)
-
 
 # --------------------------------------------------------------------------------------
 # subcommands
@@ -146,8 +75,9 @@ def _solve_files(args, status: list[int]) -> int:
     cfg = _config(args)
     folder = _out_folder(args.out) if args.out is not None else None
     if folder:                      # a records.csv to add rows to: readable, before any run
-        from toolkit.batch import CsvSink, RecordsError
+        from toolkit.batch import RecordsError
         from toolkit.outdir import RECORDS_CSV
+        from toolkit.records_csv import CsvSink
 
         try:
             CsvSink(folder / RECORDS_CSV)
@@ -189,16 +119,6 @@ def _solve_files(args, status: list[int]) -> int:
     return code
 
 
-def _out_folder(path, flag: str = "--out") -> Path:
-    """``--out`` as a folder (created), or BadInput when it names a file or cannot be made."""
-    from toolkit.outdir import OutDirError, out_dir
-
-    try:
-        return out_dir(path, flag)
-    except OutDirError as exc:
-        raise BadInput(str(exc)) from None
-
-
 def _method_name(data: dict, method: str | None) -> str:
     """The method a solve will run (``--method`` or the problem's default)."""
     from toolkit.registry import problem
@@ -212,8 +132,9 @@ def _method_name(data: dict, method: str | None) -> str:
 def _keep(folder: Path, f: str, rec: dict, cfg) -> None:
     """A solve's run in the --out folder: its row in records.csv (keyed as batch keys it,
     so a batch into the folder skips it), its record and solution as JSON."""
-    from toolkit.batch import CsvSink, file_digest, run_key
+    from toolkit.batch import file_digest, run_key
     from toolkit.outdir import RECORDS_CSV, write_solution
+    from toolkit.records_csv import CsvSink
     from toolkit.registry import problem
 
     write_solution(folder, rec)
@@ -319,73 +240,6 @@ def cmd_gap(args) -> int:
                                       f"(other methods or variants) from {where}" if earlier
                                       else ""))
     return code
-
-
-def cmd_generate(args, rest) -> int:
-    import instances
-    from instances.errors import InstanceError
-    from toolkit.registry import problem, problems
-
-    if args.problem is None:
-        names = ", ".join(problems())
-        if {"-h", "--help"} & set(rest):
-            out(f"usage: solve.py generate PROBLEM -o FILE [--PARAM VALUE ...]\n"
-                f"PROBLEM: {names}; `solve.py generate PROBLEM --help` lists its parameters")
-            return EXIT_OK
-        raise BadInput(f"generate: PROBLEM is required (one of {names})")
-    try:
-        prob = problem(args.problem)
-    except KeyError as exc:
-        raise BadInput(str(exc.args[0]))
-    if prob.generator is None:
-        raise BadInput(f"problem {prob.name} has no generator")
-    gp_ = Parser(prog=f"solve.py generate {prob.name}", add_help=True)
-    gp_.add_argument("-o", "--output", metavar="FILE", help="instance file to write (required)")
-    for name, (kind, default, help_) in prob.generator.params.items():
-        if kind is bool:        # a flag: present = True
-            gp_.add_argument(f"--{name.replace('_', '-')}", dest=name, action="store_true",
-                             default=default, help=help_)
-            continue
-        gp_.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind, default=default,
-                         metavar=kind.__name__.upper(),
-                         help=f"{help_} ({kind.__name__}, default {default!r})")
-    try:
-        with contextlib.redirect_stdout(records_out.OUT):
-            params = vars(gp_.parse_args(rest))
-    except SystemExit as exc:
-        return EXIT_OK if exc.code == 0 else EXIT_BAD_INPUT
-    params.pop("output")
-    if not args.output:
-        raise BadInput(f"generate {prob.name}: -o FILE is required")
-    _out_folder(Path(args.output).parent, f"-o {args.output}: folder")
-    try:
-        inst = prob.generator.run(**params)
-        instances.from_dict(inst.to_dict())     # never write a file that solve would refuse
-    except InstanceError as exc:
-        raise BadInput(f"generate {prob.name}: {exc}")
-    try:
-        instances.save_instance(inst, args.output)
-    except OSError as exc:
-        raise BadInput(f"-o {args.output}: cannot write ({exc.strerror or exc})") from None
-    _note(f"wrote {args.output} ({inst.name})")
-    return EXIT_OK
-
-
-def cmd_reproduce(args) -> int:
-    """Run one target: the files it wrote on stderr, then its headline table on stdout."""
-    from toolkit.reproduce import TARGETS, ReproduceError, default_out, run_target
-
-    if args.target not in TARGETS:
-        raise BadInput(f"unknown reproduce target {args.target!r} (known: {', '.join(TARGETS)})")
-    folder = _out_folder(default_out(args.quick, args.target) if args.out is None else args.out)
-    try:
-        report = run_target(args.target, quick=args.quick, out_dir=folder)
-    except ReproduceError as exc:
-        raise BadInput(str(exc)) from None
-    for p in report:
-        _note(f"wrote {p}")
-    out(report.headline)
-    return EXIT_OK
 
 
 def main(argv=None, out_stream=None) -> int:

@@ -238,7 +238,7 @@ from toolkit.threads import apply_share, one_blas_thread
 one_blas_thread()
 apply_share(1)                      # a pool worker's share: MDMCF's groups in this process
 import instances
-from toolkit.batch import CsvSink
+from toolkit.records_csv import CsvSink
 from toolkit.outdir import write_solution
 from toolkit.registry import RunConfig, problem
 from toolkit.run import check_applicable, run_task

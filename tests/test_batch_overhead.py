@@ -10,7 +10,7 @@ import pytest
 
 import instances
 from instances.errors import InstanceError
-from toolkit.batch import CsvSink
+from toolkit.records_csv import CsvSink
 from toolkit.heap import heap_frozen
 from toolkit.outdir import read_records
 
@@ -114,7 +114,7 @@ def test_the_records_csv_is_fsynced_in_a_thread_and_at_the_end(tmp_path, monkeyp
     disk); the batch's end waits for it and fsyncs what came after; nothing is lost."""
     import os
 
-    import toolkit.batch as tb
+    import toolkit.records_csv as tb
     import toolkit.io as tio
 
     synced = []

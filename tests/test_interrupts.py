@@ -29,7 +29,7 @@ from instances.spectra.instance import SpectraInstance
 from models import backend as B
 from models import interrupt
 from models.result import STATUSES
-from toolkit.batch import RETRY_STATUSES
+from toolkit.records_csv import RETRY_STATUSES
 from toolkit.registry import Method, RunConfig, problem
 from toolkit.run import Interrupted, failed, run_task
 

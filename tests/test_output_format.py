@@ -162,7 +162,7 @@ def test_solve_gap_and_batch_csv_share_the_column_rule(csvs):
 def test_csv_cell_turns_numpy_and_lists_into_plain_values():
     import numpy as np
 
-    from toolkit.batch import csv_cell
+    from toolkit.records_csv import csv_cell
 
     assert csv_cell(np.int64(12)) == 12 and isinstance(csv_cell(np.int64(12)), int)
     assert csv_cell(None) == ""

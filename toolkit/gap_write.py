@@ -13,7 +13,7 @@ from toolkit.gap_report import (FILES, SUMMARY_COLS, TABLE_COLS, gap_rows, markd
 
 
 def write_table_csv(rows: list[dict], cols, path: Path) -> None:
-    from toolkit.batch import write_csv
+    from toolkit.records_csv import write_csv
     from toolkit.io import write_text_atomic
 
     buf = io.StringIO()

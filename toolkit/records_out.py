@@ -67,7 +67,7 @@ def print_records(recs: list[dict], fmt: str, extra: list[str] | None = None, st
     if not recs:
         return
     if fmt == "csv":                # the batch CSV's columns: core fields, then the rest
-        from toolkit.batch import write_csv
+        from toolkit.records_csv import write_csv
 
         write_csv(recs, stream)
         return

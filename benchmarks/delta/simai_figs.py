@@ -31,7 +31,8 @@ from benchmarks.delta.report import hotstart_check, lines_plot
 from benchmarks.delta.rescore import rescore_nct
 from benchmarks.delta.simai_runs import SIMAI, SIMAI_METHODS, fig_workloads, simai_instance
 from instances import save_instance
-from toolkit.batch import RETRY_STATUSES, run_batch
+from toolkit.batch import run_batch
+from toolkit.records_csv import RETRY_STATUSES
 from toolkit.registry import problem
 from toolkit.run_keys import file_digest, run_key
 

@@ -27,13 +27,15 @@ def _generated(problem: str, **params):
 
 
 A2A = _generated("a2a", n=3, k=1)
+# exact-k1 solves G2 only where the shifted rings miss Theorem 1: first at n = 7, d = 3
+A2A_G2 = _generated("a2a", n=7, k=1)
 # a small instance per model method whose first model the pip licence optimizes
 CASES = {
     "spectra-lp": (SPECTRA, {}), "baseline-milp": (SPECTRA, {}), "milp": (SPECTRA, {}),
     "milp-matchings": (SPECTRA, {}),
     "delta-joint": (DELTA, {}), "delta-topo": (DELTA, {}), "delta-joint-hotstart": (DELTA, {}),
     "delta-fts": (DELTA, {"step": 0.25}),
-    "pmedian": (A2A, {}), "exact-k1": (A2A, {}), "exact-te": (A2A, {}), "pack-ilp": (A2A, {}),
+    "pmedian": (A2A, {}), "exact-k1": (A2A_G2, {"d": 3}), "exact-te": (A2A, {}), "pack-ilp": (A2A, {}),
     "itv-ilp": ("instances/lumos/cross-rings-P8.json", {}),
     "uniform-ilp": ("instances/lumos/three-pod-full-mesh-uniform.json", {}),
     "logical-ilp": (LOGICAL, {}), "logical-ilp-min": (LOGICAL, {}),

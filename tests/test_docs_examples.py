@@ -44,10 +44,10 @@ def test_example_prints_what_its_page_shows(tmp_path, name):
     printed = [line.rstrip() for line in proc.stdout.splitlines()]
     missing = [line for line in expected_lines(page) if line not in printed]
     assert not missing, f"{name}.sh no longer prints these lines of its page:\n" + "\n".join(missing)
-    if name == "batch":                 # 9 runs, all verified; the rerun added no row
+    if name == "batch":                 # 12 runs (4 files x 3 methods), all verified; the rerun added no row
         df = pd.read_csv(out / "records.csv")
-        assert len(df) == 9 and df["verified"].all()
-        assert len(list(out.glob("*.json"))) == 9
+        assert len(df) == 12 and df["verified"].all()
+        assert len(list(out.glob("*.json"))) == 12
     elif name == "gap":
         assert {p.name for p in out.glob("gap*.*")} >= {"gap.md", "gap.csv", "gap-summary.csv",
                                                          "gap.png"}

@@ -286,7 +286,7 @@ def test_figure_pipeline_on_sparse_traffic_matches_the_checker():
     import benchmarks.a2a.figs as figs
 
     inst = A2AInstance(6, 1, 0.0, Link.from_dict({"T": 1.0}), traffic=SPARSE_6)
-    ev = figs.evaluate(inst, R_grid=np.array([0.0, 1.0, 2.0, 10.0]))
+    ev = figs.evaluate(inst)
     assert any(d < ev["cands"][c].d for d, c in zip(ev["d"], ev["line_cand"]))   # emptied topologies
     for i in range(len(ev["d"])):
         figs.our_strategy(inst, ev, i)      # asserts checker d_eff and transmission == the line's

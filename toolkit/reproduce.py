@@ -8,7 +8,9 @@ also says how long it takes on 2 cores, in full and with ``--quick`` (``solve.py
 results/ or timed on the shared 2-core machine (load 3-8; the short targets and every
 ``--quick`` below 1 min retimed for issue 28, nice 10), except those marked estimated
 (extrapolated from recorded runs, e.g. the full DELTA figures from their ``--quick`` runs
-at a 10x time limit; not run in full).
+at a 10x time limit; not run in full). The two ``delta-fig*-simai`` targets (issue 31):
+quick timed side by side at load 6-8, nice 10 (1271 s, 681 s); full = the partial full
+run's 94 min (side by side, load 6-8) plus what its report estimates for the rest.
 
 Where a run writes (issue 28): a full run into its paper's folder, ``results/<paper>/``
 (issue 30: ``spectra-fig5`` into ``results/spectra/``; the shared targets into ``results/``),
@@ -100,10 +102,10 @@ TARGETS: dict[str, Target] = {
                          "~7 h", "~45 min", "full"),
     "delta-fig6-simai": Target("benchmarks.delta.simai_figs:run_fig6_simai",
                                "DELTA Fig. 6 on the SimAI/AICB workloads, NCT and iteration-time "
-                               "cuts", "~6 h", "~20 min", "full"),
+                               "cuts", "~5 h", "~21 min", "full"),
     "delta-fig8-simai": Target("benchmarks.delta.simai_figs:run_fig8_simai",
                                "DELTA Fig. 8 on the SimAI/AICB workloads, NCT and iteration-time "
-                               "cuts", "~4.5 h", "~12 min", "full"),
+                               "cuts", "~2.5 h", "~11 min", "full"),
     "delta-fig9": Target("benchmarks.delta.figs:run_fig9",
                          "DELTA Fig. 9: port ratio after port minimization",
                          "~3 h", "~20 min", "full"),

@@ -93,3 +93,14 @@ def test_factor_table_paper_column_only_where_comparable():
     md = "\n".join(figs._factors_md(bench, ["workload"], paper=figs.PAPER_FIG10))
     assert "| benchmark | 4 | Baseline / Spectra | \"vastly outperform[s]\" at every m |" in md
     assert "| 2.4 |" not in md
+
+
+def test_gap_study_full_set_reaches_n_6_for_the_claims_families():
+    """Issue 31: the full study goes to n = 6 (s = 2, random and perms, 5 seeds each), where
+    the matching MILP gets the longer limit; the quick set stays at n <= 4."""
+    full = [(f, inst.n, inst.switches) for f, _, inst in gap.instances(False)]
+    assert len(full) == 170
+    assert sorted(f for f, n, _ in full if n == 6) == ["perms"] * 5 + ["random"] * 5
+    assert {s for _, n, s in full if n == 6} == {2}
+    assert max(inst.n for _, _, inst in gap.instances(True)) == 4
+    assert gap.N6_LIMIT_S > gap.OPT_LIMIT_S

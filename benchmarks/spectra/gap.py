@@ -5,7 +5,7 @@ Two exact models, both on HiGHS with MIP gap 0, each method through the toolkit
 independent checker:
 
 * ``milp-matchings`` (models.spectra.matchings): the proven optimum OPT (no slot limit),
-  on every instance, n = 3, 4 and 5;
+  on every instance, n = 3 to 6;
 * ``milp`` (spec 3.7, the slot MILP): OPT_T with T = max(k, Spectra's slots per switch),
   an upper bound on OPT; only for n <= 4 (issue 17: some n = 4 instances stay open after
   30-60 s already).
@@ -19,9 +19,9 @@ writes with the seed listed in the CSV: ``random`` (i.i.d. U(0,1) entries with d
 permutations, the benchmark's structure, with noise sigma 0.01 so that instances of the
 same size are not all isomorphic), ``moe`` (expert routing with top-k 2: every
 off-diagonal entry nonzero, the densest support) and ``shifts`` (three cyclic shifts, noise
-0.003); n = 3, 4 with s = 2, 3, 4 and n = 5 with s = 2, 3 (n = 6: ``SIZES``); 5 seeds per
-(family, n, s), delta 0.02 on even and 0.1 on odd seeds: 160 instances (``--quick``: n = 3, 4,
-s = 2, random and perms, 2 seeds). Times are wall (``*_time_s``, the record's runtime_s) and
+0.003); n = 3, 4 with s = 2, 3, 4 and n = 5 with s = 2, 3, and n = 6 with s = 2 for random
+and perms only (``SIZES``); 5 seeds per (family, n, s), delta 0.02 on even and 0.1 on odd
+seeds: 170 instances (``--quick``: n = 3, 4, s = 2, random and perms, 2 seeds). Times are wall (``*_time_s``, the record's runtime_s) and
 this process's CPU time around the run (``*_cpu_s``, less sensitive to the machine's load).
 
 Run: python solve.py reproduce spectra-gap [--quick]
@@ -53,10 +53,12 @@ BIN_LABELS = ("optimal (< 1e-6)", "(0, 1%)", "[1%, 5%)", "[5%, 10%)", "[10%, 20%
 
 SLOT_MILP_MAX_N = 4     # the slot MILP (OPT_T) runs up to this n
 OPT_LIMIT_S = 1200.0    # the matching MILP's limit (wall; 2 busy cores: see the report's load)
-# (n, s). [DECISION] n = 6 (random and perms, s = 2) is not in the set yet: some n = 5
-# proofs already reach the 1200 s limit on 2 shared cores, so 10 n = 6 instances would add
-# up to 3 h; issue 28 measured 5 held-out random n = 6, s = 2 proofs at up to 509 s.
-SIZES = ((3, 2), (3, 3), (3, 4), (4, 2), (4, 3), (4, 4), (5, 2), (5, 3))
+N6_LIMIT_S = 3600.0     # ... at n = 6
+# (n, s). [DECISION] n = 6 (issue 31) only with s = 2 and the families of issue 17 and 28's
+# claims (N6_FAMILIES): issue 28 measured 5 held-out random n = 6, s = 2 proofs at up to
+# 509 s, and some n = 5 proofs already reach 1200 s on 2 shared cores, so n = 6 gets a
+# longer limit (N6_LIMIT_S) to be proven on a loaded machine; 10 instances, up to 10 h.
+SIZES = ((3, 2), (3, 3), (3, 4), (4, 2), (4, 3), (4, 4), (5, 2), (5, 3), (6, 2))
 FAMILIES = ("random", "perms", "moe", "shifts")
 N6_FAMILIES = ("random", "perms")   # [DECISION] n = 6: the families of issue 17 and 28's claims
 DELTAS = (0.02, 0.1)    # by seed parity
@@ -71,7 +73,7 @@ def instances(quick: bool):
     """(family, seed, instance), smallest n first (an interrupted run keeps those)."""
     sizes = [(n, s) for n, s in SIZES if n <= 4 and s == 2] if quick else SIZES
     for n, s in sizes:
-        for family in (FAMILIES[:2] if quick or n >= 6 else FAMILIES):
+        for family in (FAMILIES[:2] if quick else N6_FAMILIES if n >= 6 else FAMILIES):
             for r in range(2 if quick else 5):
                 seed = 100 * n + 10 * s + r
                 yield family, seed, generate(n=n, switches=s, delay=DELTAS[r % 2], seed=seed,
@@ -82,7 +84,6 @@ def run(quick: bool = False, out_dir: Path = Path("results/spectra")) -> list[Pa
     limit = 20.0 if quick else 60.0              # slot MILP (OPT_T)
     opt_limit = 120.0 if quick else OPT_LIMIT_S  # matching MILP (OPT)
     exact_cfg = RunConfig(backend="highs", mip_gap=0.0, time_limit=limit)
-    opt_cfg = RunConfig(backend="highs", mip_gap=0.0, time_limit=opt_limit)
     cache = out_dir / "spectra_runs" / ("gap_quick" if quick else "gap")
     cache.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -94,6 +95,8 @@ def run(quick: bool = False, out_dir: Path = Path("results/spectra")) -> list[Pa
         data = inst.to_dict()
         recs = {m: run_task(data, inst.name, m, RunConfig()) for m in HEURISTICS}
         c0 = time.process_time()
+        opt_cfg = RunConfig(backend="highs", mip_gap=0.0,
+                            time_limit=opt_limit if inst.n < 6 else N6_LIMIT_S)
         recs["milp-matchings"] = opt = run_task(data, inst.name, "milp-matchings", opt_cfg)
         c1 = time.process_time()
         ex = run_task(data, inst.name, "milp", exact_cfg) if inst.n <= SLOT_MILP_MAX_N else {}
@@ -156,6 +159,7 @@ def run(quick: bool = False, out_dir: Path = Path("results/spectra")) -> list[Pa
     slot = df[df.n <= SLOT_MILP_MAX_N]
     cmd = reproduce_cmd("spectra-gap", quick, out_dir)
     tol = 1e-7
+    lim = f"{opt_limit:.0f} s" + (f" ({N6_LIMIT_S:.0f} s at n = 6)" if (df.n >= 6).any() else "")
     ok = solved.lb.le(solved.opt + tol).all() and solved.opt.le(solved.spectra + tol).all() \
         and both.opt.le(both.opt_T + tol).all()
     md = ["# Spectra solver-vs-heuristic gap study (exact MILPs vs Spectra vs lower bound)", "",
@@ -163,7 +167,7 @@ def run(quick: bool = False, out_dir: Path = Path("results/spectra")) -> list[Pa
           f"Machine: {machine()}.", "",
           f"{len(df)} instances (n in {_vals(df.n)}, s in {_vals(df.s)}, "
           f"delta in {_vals(df.delta)}). OPT: the matching MILP (`milp-matchings`, not in the "
-          f"paper; no slot limit) on HiGHS with MIP gap 0 and a {opt_limit:.0f} s limit proved "
+          f"paper; no slot limit) on HiGHS with MIP gap 0 and a {lim} limit proved "
           f"the optimum on {len(solved)} of {len(df)} (the rest excluded from the distributions, "
           f"kept in the CSV). OPT_T: the slot MILP (spec 3.7, `milp`) with T = max(k, Spectra's "
           f"slots) configurations per switch, {limit:.0f} s limit, run for n <= "
@@ -174,7 +178,7 @@ def run(quick: bool = False, out_dir: Path = Path("results/spectra")) -> list[Pa
           "Spec 3.7 (its prototype, 30+ instances, n <= 4, against OPT_T): \"Spectra was "
           "optimal on most permutation-structured instances, and within 0-17% on irregular "
           "ones\" (not the paper's data; the paper has no exact model).", "",
-          *_worst(df, solved, opt_limit),
+          *_worst(df, solved, lim),
           "## Per family and size", "", "Gaps and `spectra_optimal` over the proven instances; "
           "times over all (an unproven one ran to the limit).", "", md_table(fam, ".4g"), "",
           "## Distribution of the gaps (solved instances; counts per bin)", "",
@@ -187,7 +191,7 @@ def run(quick: bool = False, out_dir: Path = Path("results/spectra")) -> list[Pa
     return report
 
 
-def _worst(df: pd.DataFrame, solved: pd.DataFrame, opt_limit: float) -> list[str]:
+def _worst(df: pd.DataFrame, solved: pd.DataFrame, lim: str) -> list[str]:
     """The headline: milp-matchings' slowest proof and Spectra's worst gap, with the set."""
     if not len(solved):
         return ["No instance proven.", ""]
@@ -199,7 +203,7 @@ def _worst(df: pd.DataFrame, solved: pd.DataFrame, opt_limit: float) -> list[str
         f"{len(t)} proven of {int((df.n == n).sum())}" for n, t in solved.groupby("n"))
     return ["## Worst cases", "",
             f"`milp-matchings` proved {len(solved)} of {len(df)} instances within "
-            f"{opt_limit:.0f} s "
+            f"{lim} "
             f"each; the slowest proof took {w.opt_time_s:.3g} s wall ({w.family}, n = {w.n}, "
             f"s = {w.s}, delta {w.delta:g}, seed {w.seed}; load {w.get('load', float('nan')):.1f})"
             f", the most CPU {c.opt_cpu_s:.3g} s ({c.family}, n = {c.n}, s = {c.s}). Per n: "

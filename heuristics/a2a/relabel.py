@@ -10,12 +10,13 @@ passes). The swaps are evaluated incrementally by a compiled kernel
 full O(n^2) evaluation.
 
 [DECISION] ``max_evals`` caps the swap evaluations of all starts of one candidate together, a
-work budget (not the clock). Its default, 504,000 = 5 starts x 50 passes x 64 * 63 / 2 swaps,
-is the spec's whole budget at n = 64, so it never binds for n <= 64 (the paper's range,
-n in {8, 16, 32, 64}); above, the spec's budget grows as n^2 per pass and every start of a
-random labeling needs tens of passes: rdc at the full spec budget took 1000 s on one n = 128,
-k = 1 Zipf instance (127 candidates, 2 cores at load 7), and about 16x that is expected at
-n = 256.
+work budget (not the clock). Its default (None) is the spec's whole budget at n = 64,
+504,000 = 5 starts x 50 passes x 64 * 63 / 2 swaps, so it never binds for n <= 64 (the paper's
+range, n in {8, 16, 32, 64}); above, a swap costs O(n) (every round holds a flow of the two
+swapped positions), so the cap is 504,000 * 64 / n swaps, the same work per candidate as at
+n = 64. Without it, the spec's budget grows as n^2 swaps per pass and a random start needs
+tens of passes: rdc took 1000 s on one n = 128, k = 1 Zipf instance (127 candidates, 2 cores
+at load 7), and about 16x that is expected at n = 256.
 """
 from __future__ import annotations
 
@@ -25,6 +26,11 @@ from heuristics.a2a.strategy import Candidate, FlowTable
 
 PASSES, RESTARTS = 50, 4              # spec 3.7
 MAX_EVALS = (RESTARTS + 1) * PASSES * 64 * 63 // 2        # = the spec's budget at n = 64
+
+
+def default_max_evals(n: int) -> int:
+    """The default cap on swap evaluations per candidate (module docstring)."""
+    return MAX_EVALS * 64 // max(n, 64)
 
 
 def kernel_arrays(table: FlowTable, n: int) -> dict:
@@ -45,7 +51,7 @@ def kernel_arrays(table: FlowTable, n: int) -> dict:
 
 
 def relabel(cand: Candidate, inst, passes: int = PASSES, restarts: int = RESTARTS,
-            max_evals: int = MAX_EVALS, seed: int = 0, R: float | None = None
+            max_evals: int | None = None, seed: int = 0, R: float | None = None
             ) -> tuple[np.ndarray, float, float]:
     """Best labeling found: (label, cost R d_eff + transmission with it, with the identity).
 
@@ -54,6 +60,7 @@ def relabel(cand: Candidate, inst, passes: int = PASSES, restarts: int = RESTART
     from heuristics.a2a.relabel_jit import init_state, search_pass
 
     R = inst.R if R is None else R
+    max_evals = default_max_evals(inst.n) if max_evals is None else max_evals
     table = FlowTable(cand)
     A, link, n = inst.A, inst.link, inst.n
     base = table.cost(A, link, R)

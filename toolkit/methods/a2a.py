@@ -17,7 +17,6 @@ rdc = lazy("heuristics.a2a.rdc", "rdc")
 direct_round_robin = lazy("heuristics.a2a.strategy", "direct_round_robin")
 realize = lazy("heuristics.a2a.strategy", "realize")
 
-RELABEL_MAX_EVALS = 504_000     # heuristics.a2a.relabel.MAX_EVALS (not imported: list stays fast)
 MAX_PATH_ENTRIES = 60_000_000   # a materialized strategy larger than this is declined
 K2_MAX_N = 64              # k >= 2: the families are built for n <= 64 (spec's evaluation range)
 K2_MAX_BASE_SETS = 5000    # k >= 2: exhaustive base-generator search over C(n-1, k) sets
@@ -43,10 +42,11 @@ RDC_OPTIONS = (
     Option("passes", int, 50, "relabeling local-search passes", minimum=0, maximum=10**6),
     # each restart costs O(n^2), evaluations left or not
     Option("restarts", int, 4, "relabeling random restarts", minimum=0, maximum=10**4),
-    # an evaluation is one swap, O(n k); the default is the spec's whole budget at n = 64
-    # (5 starts x 50 passes x 2016 swaps): it binds only above n = 64 (heuristics.a2a.relabel)
-    Option("max_evals", int, RELABEL_MAX_EVALS, "relabeling swap evaluations per candidate, "
-           "all starts together", minimum=0, maximum=10**8),
+    # an evaluation is one swap, O(n k); 0: the spec's whole budget up to n = 64 (5 starts x
+    # 50 passes x 2016 swaps), 504,000 * 64 / n swaps above (heuristics.a2a.relabel)
+    Option("max_evals", int, 0, "relabeling swap evaluations per candidate, all starts "
+           "together (0: the spec's budget up to n = 64, the same work above)", minimum=0,
+           maximum=10**8),
     # numpy's SeedSequence takes any non-negative integer (a negative one is a ValueError)
     Option("seed", int, 0, "random seed", minimum=0, maximum=inf)) + K2_OPTIONS
 
@@ -73,7 +73,8 @@ def run_rdc(inst: A2AInstance, cfg: RunConfig, families=None, direct: bool = Tru
     res = rdc(inst, order=option_or(cfg, "order", "greedy"), families=families or _families(cfg),
               do_relabel=cfg.option("relabel"), relabel_top=cfg.option("relabel_top") or None,
               relabel_opts=dict(passes=cfg.option("passes"), restarts=cfg.option("restarts"),
-                                max_evals=cfg.option("max_evals"), seed=cfg.option("seed")),
+                                max_evals=cfg.option("max_evals") or None,
+                                seed=cfg.option("seed")),
               direct=direct)
     st = realize(res.best, inst, res.label)
     st.info.update(d=res.d, analytic_cost=res.cost)

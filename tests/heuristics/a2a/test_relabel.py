@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from heuristics.a2a.rdc import family_candidates, k1_candidate, k1_curve, rdc
-from heuristics.a2a.relabel import MAX_EVALS, PASSES, RESTARTS, kernel_arrays, relabel
+from heuristics.a2a.relabel import (MAX_EVALS, PASSES, RESTARTS, default_max_evals,
+                                    kernel_arrays, relabel)
 from heuristics.a2a.relabel_jit import init_state, search_pass
 from heuristics.a2a.strategy import FlowTable
 from instances.a2a.instance import A2AInstance, Link
@@ -55,10 +56,11 @@ def test_defaults_are_the_spec_budget_and_rdc_relabels_every_candidate():
     assert (PASSES, RESTARTS) == (50, 4)
     # the work cap holds the whole budget up to n = 64, and the method's default is the same
     assert MAX_EVALS == (RESTARTS + 1) * PASSES * 64 * 63 // 2
+    assert [default_max_evals(n) for n in (8, 64, 128)] == [MAX_EVALS, MAX_EVALS, MAX_EVALS // 2]
     from toolkit.methods.a2a import RDC_OPTIONS
     opts = {o.name: o.default for o in RDC_OPTIONS}
     assert (opts["passes"], opts["restarts"], opts["max_evals"], opts["relabel_top"]) == \
-        (PASSES, RESTARTS, MAX_EVALS, 0)
+        (PASSES, RESTARTS, 0, 0)
     n = 8
     rng = np.random.default_rng(1)
     A = rng.zipf(2.0, (n, n)).astype(float)

@@ -5,7 +5,10 @@ not only in `make docs`)."""
 from __future__ import annotations
 
 import importlib
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -95,3 +98,33 @@ def test_every_included_script_exists():
     for page in DOCS.rglob("*.md"):
         for path in re.findall(r'^--8<-- "([^"]+)"$', page.read_text(), re.M):
             assert (ROOT / path).is_file(), (page, path)
+
+
+def test_sphinx_roles_become_optional_links_with_the_name_as_code():
+    scope = {"solve": "toolkit.api.solve", "Result": "models.result.Result"}.get
+    text = docgen.sphinx_roles(
+        "as :func:`solve` does; :meth:`Result.value`, :class:`~toolkit.run.Interrupted`, "
+        ":py:mod:`models.backend`, :func:`the runner <solve>`, :data:`!LIMIT`; "
+        ":param x: and ``:func:`` stay", scope)
+    assert '<autoref identifier="toolkit.api.solve" optional><code>solve</code></autoref>' in text
+    assert '<autoref identifier="models.result.Result.value" optional><code>Result.value</code>' in text
+    assert '<autoref identifier="toolkit.run.Interrupted" optional><code>Interrupted</code>' in text
+    assert '<autoref identifier="models.backend" optional><code>models.backend</code>' in text
+    assert '<autoref identifier="toolkit.api.solve" optional><code>the runner</code>' in text
+    assert "<code>LIMIT</code>;" in text and "autoref identifier=\"LIMIT\"" not in text
+    assert ":param x: and ``:func:`` stay" in text and not docgen.ROLE.search(text)
+
+
+def test_the_built_api_reference_shows_no_raw_sphinx_role(tmp_path):
+    """`make docs` as CI runs it (strict), into a temporary folder: the API reference's
+    roles are links (or code where the site documents no target), none is left raw."""
+    site = tmp_path / "site"
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, NO_MKDOCS_2_WARNING="1"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    page = (site / "reference" / "api" / "index.html").read_text()
+    raw = re.findall(r":(?:py:)?(?:func|meth|class|mod|attr|data|exc|obj|const):(?:<code>|`)", page)
+    assert not raw, raw
+    assert '<a class="autorefs autorefs-internal"' in page and 'href="#toolkit.api.solve"><code>solve</code>' in page
+    assert "<autoref " not in page                       # every reference was resolved or dropped

@@ -11,6 +11,9 @@ replaces it):
 * ``results NAME.md`` - a results summary (found anywhere under results/), headings demoted;
 * ``cli`` - every subcommand's ``--help``, the generators' parameters and the targets.
 
+The API reference is mkdocstrings' (docs/reference/api.md); the Sphinx roles of its
+docstrings become links there (``sphinx_roles``, called by docs/griffe_roles.py).
+
 ``python -m toolkit.docgen KIND ARG...`` prints one part (to read it without a build).
 """
 from __future__ import annotations
@@ -22,6 +25,7 @@ import io
 import json
 import math
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -208,6 +212,39 @@ def results(name: str) -> str:
             fence = not fence
         out.append("##" + line if line.startswith("#") and not fence else line)
     return "\n".join(out)
+
+
+# --------------------------------------------------------------------------------------
+# the API reference: Sphinx roles in docstrings
+# --------------------------------------------------------------------------------------
+ROLE = re.compile(r":(?:py:)?(?:func|meth|class|mod|attr|data|exc|obj|const):`([^`]+)`")
+
+
+def sphinx_roles(text: str, resolve=lambda name: None) -> str:
+    """Each Sphinx cross-reference role of a docstring (``:func:`name```, ``:class:`~a.B```,
+    ``:mod:`a.b```, ``title <target>``, ``!name``), which mkdocstrings would print as it
+    stands, as an optional mkdocs-autorefs reference: a link where the site documents the
+    target, else the name as code (never a build warning). ``resolve(first)`` gives the full
+    path of a name's first dotted part in the docstring's scope, or None (then the name
+    stands as written); ``~`` shows the last part only, ``!`` no link, as in Sphinx."""
+    def one(m: re.Match) -> str:
+        body = m.group(1).strip()
+        title, target = (body.rsplit("<", 1)[0].strip(), body.rsplit("<", 1)[1].rstrip(">").strip()) \
+            if body.endswith(">") and "<" in body else (None, body)
+        link = not target.startswith("!")
+        target = target.lstrip("!")
+        short = target.startswith("~")
+        target = target.lstrip("~").lstrip(".")
+        shown = title or (target.rsplit(".", 1)[-1] if short else target)
+        code = f"<code>{shown}</code>"
+        if not link:
+            return code
+        first, _, rest = target.partition(".")
+        full = resolve(first)
+        ident = f"{full}.{rest}" if full and rest else full or target
+        return f'<autoref identifier="{ident}" optional>{code}</autoref>'
+
+    return ROLE.sub(one, text)
 
 
 # --------------------------------------------------------------------------------------

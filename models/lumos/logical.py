@@ -41,6 +41,10 @@ def logical_size(inst: LogicalInstance) -> int:
 
 
 def build_logical(inst: LogicalInstance, mode: str = "feasibility") -> tuple[gp.Model, LogicalHandles]:
+    """The logical-topology model of [002] 4.1 (the module's Eqs. 5, 6, 8; ``eq5_demand``,
+    ``eq6_out``/``eq6_in``, ``eq8_symmetry``): ``mode="feasibility"`` as printed, or
+    ``"min_contention"`` (z for tau in (6), minimized, with the port budget ``eq12_ports``).
+    Returns the model and the handles :func:`extract_logical` reads."""
     if mode not in ("feasibility", "min_contention"):
         raise ValueError(f"mode must be feasibility or min_contention, got {mode!r}")
     fab, L = inst.fabric, inst.L

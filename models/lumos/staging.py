@@ -47,6 +47,10 @@ def staging_size(inst: StagingInstance, stages: int) -> int:
 
 def build_staging(inst: StagingInstance, theta: int | None = None, upper: int | None = None,
                   lower: int = 1) -> tuple[gp.Model, StagingHandles]:
+    """The staging model of [002] A.8 in the spec's corrected form (``eq45_partition``,
+    ``eq46_leaf_budget``, the module's symmetry breaking): with ``theta`` the feasibility
+    model of Algorithm 1 for that many stages, without it the direct model minimizing the
+    stages used over ``upper`` (at least ``lower``). Returns the model and its handles."""
     groups = inst.packable
     G = len(groups)
     S = theta if theta is not None else (upper if upper is not None else G)

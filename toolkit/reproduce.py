@@ -169,9 +169,15 @@ TARGETS: dict[str, Target] = {
     "lumos-jct-ilp": Target("benchmarks.lumos.jct:run_ilp",
                             "MDMCF vs MCF vs ILP vs Uniform vs Clos: JRT/JWT slowdowns and Avg.JCT, simulated ([001] Fig. 8)",
                             "~6 h", "~5 min", "full"),
+    "lumos-jct-ilp-probing": Target("benchmarks.lumos.jct:run_ilp_probing",
+                                    "lumos-jct-ilp under probing routing ([001]'s setup, "
+                                    "spec 5.3)", "~7 h", "~6 min", "full"),
     "lumos-fig25": Target("benchmarks.lumos.robust:run_fig25",
                           "LumosCore vs Clos under probing, ECMP and contention-free routing, 4K "
                           "([002] Fig. 25)", "~30 min", "~3 min"),
+    "lumos-fig24": Target("benchmarks.lumos.rail:run_fig24",
+                          "LumosCore vs Clos, rail-optimized vs server layout inside the Pods, "
+                          "4K, probing and ECMP ([002] Fig. 24)", "~60 min", "~5 min", "both"),
     "lumos-fig23": Target("benchmarks.lumos.robust:run_fig23",
                           "LumosCore vs Clos vs workload level (eq. 9), 4K, probing ([002] Fig. 23)",
                           "~60 min", "~3 min", "full"),

@@ -130,8 +130,8 @@ def run_fig24(quick: bool = False, out_dir: Path = Path("results/lumos")) -> lis
           "Per reconfiguration (an admission whose job crosses Pods): the job's leaf-level "
           "requirement in links before the K_leaf cap (`req_links_mean`) and after it, and "
           "the share of jobs that had to share paths (the cap; `heuristics/lumos/"
-          "requirement.py`: per distinct leaf pair in the server layout, per GPU-level lane "
-          "pair in the rail layout).", "", md_table(req, ".4g"), "",
+          "requirement.py`: units per distinct leaf pair in the server layout, one link per "
+          "cross-Pod GPU pair in the rail layout).", "", md_table(req, ".4g"), "",
           "## LumosCore vs the Clos of the same chip, Avg.JCT gap per seed (%)", "",
           md_table(gaps, ".3g"), ""]
     return write_report(out_dir, NAME, md, {f"{NAME}.csv": tab, f"{NAME}_rail.csv": change,

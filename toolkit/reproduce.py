@@ -11,6 +11,11 @@ results/ or timed on the shared 2-core machine (load 3-8; the short targets and 
 at a 10x time limit; not run in full). The two ``delta-fig*-simai`` targets (issue 31):
 quick timed side by side at load 6-8, nice 10 (1271 s, 681 s); full = the partial full
 run's 94 min (side by side, load 6-8) plus what its report estimates for the rest.
+``lumos-fig24`` (issue 31): full 14 min + 1.7 min (two invocations, the second resumed), load
+4-6, nice 10, side by side with ``lumos-jct-ilp-probing --quick`` for half of it; quick 93 s
+at load 3-4. ``lumos-jct-ilp-probing``: quick timed at load 5-6 beside that full run; full
+estimated from the ECMP full run's simulation time (2,643 s) and the probing / ECMP ratio of
+the quick sizes at that load (about 4x).
 
 Where a run writes (issue 28): a full run into its paper's folder, ``results/<paper>/``
 (issue 30: ``spectra-fig5`` into ``results/spectra/``; the shared targets into ``results/``),
@@ -169,9 +174,15 @@ TARGETS: dict[str, Target] = {
     "lumos-jct-ilp": Target("benchmarks.lumos.jct:run_ilp",
                             "MDMCF vs MCF vs ILP vs Uniform vs Clos: JRT/JWT slowdowns and Avg.JCT, simulated ([001] Fig. 8)",
                             "~6 h", "~5 min", "full"),
+    "lumos-jct-ilp-probing": Target("benchmarks.lumos.jct:run_ilp_probing",
+                                    "lumos-jct-ilp under probing routing ([001]'s setup, "
+                                    "spec 5.3)", "~3 h", "~8.5 min", "full"),
     "lumos-fig25": Target("benchmarks.lumos.robust:run_fig25",
                           "LumosCore vs Clos under probing, ECMP and contention-free routing, 4K "
                           "([002] Fig. 25)", "~30 min", "~3 min"),
+    "lumos-fig24": Target("benchmarks.lumos.rail:run_fig24",
+                          "LumosCore vs Clos, rail-optimized vs server layout inside the Pods, "
+                          "4K, probing and ECMP ([002] Fig. 24)", "~16 min", "~1.5 min"),
     "lumos-fig23": Target("benchmarks.lumos.robust:run_fig23",
                           "LumosCore vs Clos vs workload level (eq. 9), 4K, probing ([002] Fig. 23)",
                           "~60 min", "~3 min", "full"),

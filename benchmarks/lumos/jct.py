@@ -14,13 +14,15 @@
   JRT (worst 91.9 %), Clos +1.3 %.
 
 Routing: ECMP for both targets, the routing their committed results were made with (the
-simulator's default became [002]'s probing in issue 31); ``simulate(..., routing=)`` runs
-the others, cached under their own names (``+probing``, ``+optimal``).
+simulator's default became [002]'s probing in issue 31); ``run_scale_probing`` and
+``run_ilp_probing`` (targets ``lumos-jct-scale-probing``, ``lumos-jct-ilp-probing``) run
+them under probing into their own reports (``_probing``), their runs cached beside the ECMP
+ones under their own names (``+probing``; ``simulate(..., routing=)``).
 
 Every run is one (architecture, reconfiguration method, size, seed) simulation; its job
 records go to ``<out>/lumos_runs/<target>/`` (``<out>``: results/, results/quick/ with
 --quick) and a rerun skips the runs already there (resume). The same job list (same seed) runs on every architecture of one size.
-Run: python solve.py reproduce lumos-jct-scale|lumos-jct-ilp [--quick]
+Run: python solve.py reproduce lumos-jct-scale|lumos-jct-ilp[-probing] [--quick]
 """
 from __future__ import annotations
 
@@ -46,13 +48,14 @@ PAPER_SCALE = {"4096 JRT vs clos-25.6T-3tier": -5.06, "4096 JCT vs clos-25.6T-3t
 def simulate(arch: str, gpus: int, reconfig: str | None, n_jobs: int, rho: float, seed: int,
              out: Path, ilp_limit: float | None = None, alg_time: str = "measured",
              logical: str = "incremental", alpha: float = 1.0, routing: str = "ecmp",
-             fail_rate: float = 0.0) -> pd.DataFrame:
+             fail_rate: float = 0.0, layout: str = "server") -> pd.DataFrame:
     """One simulation, checked by ``instances.lumos.sim_check.check_sim`` and cached in
     ``out`` (resume): its job records (its reconfigurations beside them:
     ``reconfigurations(...)``). ``alpha``: the job-size exponent of
     ``helios_jobs`` (smaller = larger jobs); ``routing`` ecmp (default: the routing of every
     committed result before issue 31), probing or optimal; ``fail_rate``: GPU failures
-    (``failures.FailureModel``, seed = ``seed``)."""
+    (``failures.FailureModel``, seed = ``seed``); ``layout``: server or rail (intra-Pod
+    wiring, ``heuristics.lumos.sim.architectures``)."""
     from heuristics.lumos.sim.architectures import make_arch
     from heuristics.lumos.sim.engine import Simulator
     from heuristics.lumos.sim.workload import helios_jobs
@@ -60,7 +63,7 @@ def simulate(arch: str, gpus: int, reconfig: str | None, n_jobs: int, rho: float
     from instances.lumos.sim_check import check_sim
     from toolkit.registry import RunConfig
 
-    path = run_path(arch, gpus, reconfig, seed, out, logical, alpha, routing, fail_rate)
+    path = run_path(arch, gpus, reconfig, seed, out, logical, alpha, routing, fail_rate, layout)
     if path.exists():
         return pd.read_csv(path)
     jobs = helios_jobs(n_jobs, gpus, rho, seed, alpha=alpha)
@@ -72,14 +75,14 @@ def simulate(arch: str, gpus: int, reconfig: str | None, n_jobs: int, rho: float
     from heuristics.lumos.sim.failures import FailureModel
 
     fails = FailureModel(fail_rate, seed) if fail_rate else None
-    res = Simulator(make_arch(arch, gpus, reconfig, cfg=cfg, logical=logical),
+    res = Simulator(make_arch(arch, gpus, reconfig, cfg=cfg, logical=logical, layout=layout),
                     alg_time=alg_time, routing=routing, failures=fails).run(jobs)
-    bad, _ = check_sim(SimInstance(arch, gpus, jobs),
+    bad, _ = check_sim(SimInstance(arch, gpus, jobs, layout=layout),
                        SimSolution(res.jobs.to_dict("records"), res.reconfigs.to_dict("records")))
     if bad:                 # the independent checker, before anything is cached
         raise AssertionError(f"{path.name}: {'; '.join(bad[:3])}")
     df = res.jobs.assign(arch=arch, reconfig=reconfig or "", gpus=gpus, seed=seed, rho=rho,
-                         alpha=alpha, routing=routing, fail_rate=fail_rate,
+                         alpha=alpha, routing=routing, fail_rate=fail_rate, layout=layout,
                          failures=res.stats["failures"],
                          sim_wall_s=time.perf_counter() - t0, rate_s=res.stats["rate_s"],
                          admit_s=res.stats["admit_s"], reconfigs=len(res.reconfigs))
@@ -93,21 +96,23 @@ def simulate(arch: str, gpus: int, reconfig: str | None, n_jobs: int, rho: float
 
 def run_path(arch: str, gpus: int, reconfig: str | None, seed: int, out: Path,
              logical: str = "incremental", alpha: float = 1.0, routing: str = "ecmp",
-             fail_rate: float = 0.0) -> Path:
-    """The cache file of one run; ECMP runs without failures keep their pre-issue-31 names
-    (the workload level is not in the name: a target that varies it uses one folder per
-    level)."""
+             fail_rate: float = 0.0, layout: str = "server") -> Path:
+    """The cache file of one run; ECMP runs without failures in the server layout keep their
+    pre-issue-31 names (the workload level is not in the name: a target that varies it uses
+    one folder per level)."""
     tag = (("+" + reconfig if reconfig else "") + ("+full" if logical == "full" else "")
            + (f"+a{alpha:g}" if alpha != 1.0 else "")
            + (f"+{routing}" if routing != "ecmp" else "")
-           + (f"+f{fail_rate:g}" if fail_rate else ""))
+           + (f"+f{fail_rate:g}" if fail_rate else "")
+           + (f"+{layout}" if layout != "server" else ""))
     return out / f"{arch}{tag}_{gpus}_s{seed}.csv"
 
 
 def reconfigurations(arch: str, gpus: int, reconfig: str | None, seed: int, out: Path,
-                     logical: str = "incremental", alpha: float = 1.0) -> pd.DataFrame:
-    """The OCS reconfigurations of a cached run (empty when it made none)."""
-    path = run_path(arch, gpus, reconfig, seed, out, logical, alpha).with_suffix(
+                     logical: str = "incremental", alpha: float = 1.0, **tags) -> pd.DataFrame:
+    """The OCS reconfigurations of a cached run (empty when it made none); ``tags``: the
+    other keywords of ``run_path`` (routing, fail_rate, layout)."""
+    path = run_path(arch, gpus, reconfig, seed, out, logical, alpha, **tags).with_suffix(
         ".reconfigs.csv")
     return pd.read_csv(path) if path.exists() else pd.DataFrame()
 
@@ -124,13 +129,29 @@ def run_scale_probing(quick: bool = False, out_dir: Path = Path("results/lumos")
     return run_scale(quick, out_dir, routing="probing")
 
 
+def run_ilp_probing(quick: bool = False, out_dir: Path = Path("results/lumos")) -> list[Path]:
+    """``run_ilp`` under probing routing ([001]'s setup, spec 5.3; issue 31), its own files."""
+    return run_ilp(quick, out_dir, routing="probing")
+
+
+def routing_text(routing: str) -> tuple[str, str]:
+    """(file suffix, report sentence) of a JCT target run under ``routing``: ECMP keeps the
+    pre-issue-31 names; any other routing adds ``_<routing>``."""
+    if routing == "ecmp":
+        return "", ("Routing: ecmp (pinned: the routing of every result of this target "
+                    "before issue 31). ")
+    return "_" + routing, (f"Routing: {routing} (the simulator's default since issue 31, as "
+                           "[002] 6.2; the ECMP report beside it is the same target without "
+                           "the suffix). ")
+
+
 def run_scale(quick: bool = False, out_dir: Path = Path("results/lumos"), routing: str = "ecmp"
               ) -> list[Path]:
     from toolkit.progress import track
 
     sizes = (2048, 4096) if quick else (2048, 4096, 8192, 16384, 32768)
     n_jobs, rho, seeds = (1000, 0.655, (0, 1, 2)) if quick else (1000, 0.655, tuple(range(5)))
-    sfx = "" if routing == "ecmp" else "_" + routing
+    sfx, note = routing_text(routing)
     runs_dir = out_dir / "lumos_runs" / ("jct_scale_quick" if quick else "jct_scale")
     frames = [simulate(a, g, None, n_jobs, rho, s, runs_dir, alg_time="none", routing=routing)
               for a, g, s in track([(a, g, s) for g in sizes for s in seeds for a in SCALE_ARCHS])]
@@ -150,16 +171,13 @@ def run_scale(quick: bool = False, out_dir: Path = Path("results/lumos"), routin
         big_summ = _summary(big, ["gpus", "arch"])
         big_gaps = seed_gaps(big, PAIRS)
     cmd = reproduce_cmd("lumos-jct-scale" + sfx.replace("_", "-"), quick, out_dir)
-    note = ("the simulator's default since issue 31, as [002] 6.2" if sfx else
-            "pinned: the routing of every result of this target before issue 31")
     png = plot(out_dir / f"lumos_jct_scale{sfx}.png",
                {a: (summ[summ.arch == a].gpus, summ[summ.arch == a].avg_jct_s / 3600)
                 for a in SCALE_ARCHS}, "GPUs", "Avg.JCT (h)")
     md = ["# LumosCore vs Clos: Avg.JCT and Avg.JRT vs cluster size ([002] Fig. 8(a)-(c))"
           + (f", {routing} routing" if sfx else ""), "",
           f"Regenerate: `{cmd}` (resumable; runs in `{runs_dir}`). Machine: {machine()}.", "",
-          f"Routing: {routing} ({note}). "
-          f"{n_jobs} Helios-style jobs per run, workload level {rho}, seeds {list(seeds)}; "
+          note + f"{n_jobs} Helios-style jobs per run, workload level {rho}, seeds {list(seeds)}; "
           "the same jobs on every architecture of a size. The OCS algorithms' time is not "
           "charged to the jobs ([002] does not say it is; `alg_time=none`), so every number "
           "here is independent of the machine and its load. Paper: " +
@@ -300,7 +318,8 @@ def _ilp_table(df: pd.DataFrame, runs_dir: Path) -> pd.DataFrame:
     for (g, st), d in df.groupby(["gpus", "strategy"]):
         r0 = d.iloc[0]
         rc = reconfigurations(r0.arch, g, r0.reconfig if isinstance(r0.reconfig, str) else None,
-                              int(r0.seed), runs_dir, alpha=float(r0.get("alpha", 1.0)))
+                              int(r0.seed), runs_dir, alpha=float(r0.get("alpha", 1.0)),
+                              routing=r0.get("routing", "ecmp"))
         rows.append(dict(gpus=g, strategy=st, reconfigs=len(rc),
                          reconf_s_median=rc.wall_s.median() if len(rc) else 0.0,
                          reconf_s_max=rc.wall_s.max() if len(rc) else 0.0,
@@ -308,7 +327,8 @@ def _ilp_table(df: pd.DataFrame, runs_dir: Path) -> pd.DataFrame:
     return summ.merge(pd.DataFrame(rows), on=["gpus", "strategy"]).drop(columns="alg_s_mean")
 
 
-def run_ilp(quick: bool = False, out_dir: Path = Path("results/lumos")) -> list[Path]:
+def run_ilp(quick: bool = False, out_dir: Path = Path("results/lumos"), routing: str = "ecmp"
+            ) -> list[Path]:
     from toolkit.progress import track
 
     sizes = (2048, 4096) if quick else (2048, 4096, 8192, 16384, 32768)
@@ -317,23 +337,25 @@ def run_ilp(quick: bool = False, out_dir: Path = Path("results/lumos")) -> list[
     runs_dir = out_dir / "lumos_runs" / ("jct_ilp_quick" if quick else "jct_ilp")
     todo = [(g, ar, 1.0) for g in sizes for ar in ILP_RUNS] + \
         [(g, ar, LARGE_ALPHA) for g in large for ar in ILP_RUNS]
-    frames = [simulate(a, g, r, n_jobs, rho, seed, runs_dir, ilp_limit=600.0, alpha=al)
-              for g, (a, r), al in track(todo)]
+    frames = [simulate(a, g, r, n_jobs, rho, seed, runs_dir, ilp_limit=600.0, alpha=al,
+                       routing=routing) for g, (a, r), al in track(todo)]
     df = pd.concat(frames, ignore_index=True)
     df["alpha"] = df.get("alpha", pd.Series(1.0, index=df.index)).fillna(1.0)
     summ = _ilp_table(df[df.alpha == 1.0], runs_dir)
     names = list(dict.fromkeys(summ.strategy))
-    cmd = reproduce_cmd("lumos-jct-ilp", quick, out_dir)
-    png = plot(out_dir / "lumos_jct_ilp.png",
+    sfx, note = routing_text(routing)
+    cmd = reproduce_cmd("lumos-jct-ilp" + sfx.replace("_", "-"), quick, out_dir)
+    png = plot(out_dir / f"lumos_jct_ilp{sfx}.png",
                {s: (summ[summ.strategy == s].gpus, summ[summ.strategy == s].avg_jct_s / 3600)
                 for s in names}, "GPUs", "Avg.JCT (h)")
     cdf_gpus = 4096 if quick else 8192
     per_job = slowdowns(df[df.alpha == 1.0])
-    cdf = _cdf_plot(out_dir / "lumos_jct_ilp_cdf.png", per_job, cdf_gpus)
-    md = ["# OCS reconfiguration time in the job completion time ([001] Fig. 8)", "",
+    cdf = _cdf_plot(out_dir / f"lumos_jct_ilp{sfx}_cdf.png", per_job, cdf_gpus)
+    md = ["# OCS reconfiguration time in the job completion time ([001] Fig. 8)"
+          + (f", {routing} routing" if sfx else ""), "",
           f"Regenerate: `{cmd}` (resumable; runs in `{runs_dir}`). Machine: {machine()}.", "",
-          f"{n_jobs} Helios-style jobs per run, workload level {rho}, seed {seed}; ITV-ILP and "
-          "Uniform-ILP limited to 600 s per reconfiguration. The controller's measured time "
+          note + f"{n_jobs} Helios-style jobs per run, workload level {rho}, seed {seed}; "
+          "ITV-ILP and Uniform-ILP limited to 600 s per reconfiguration. The controller's measured time "
           "(requirement, logical topology, reconfiguration) delays each admitted job, and "
           "admissions queue for the one controller. Slowdowns are per job against the "
           "same job on Best; `reconfigs` counts the admissions that changed the OCSes "
@@ -342,20 +364,20 @@ def run_ilp(quick: bool = False, out_dir: Path = Path("results/lumos")) -> list[
           "32K; Uniform-Greedy +2.1 % mean JRT slowdown (max 91.9 %) at 8K; Clos +1.3 %.", "",
           md_table(summ, ".4g"), "",
           f"## Slowdown distributions at {cdf_gpus} GPUs ([001] Fig. 8(a)-(b); CDFs in "
-          "`lumos_jct_ilp_cdf.png`)", "",
+          f"`lumos_jct_ilp{sfx}_cdf.png`)", "",
           "Quantiles over the jobs of the per-job JRT slowdown (fraction) and JWT slowdown "
           "(s) against Best.", "", md_table(_quantiles(per_job, cdf_gpus), ".4g"), ""]
-    tables = {"lumos_jct_ilp.csv": summ}
+    tables = {f"lumos_jct_ilp{sfx}.csv": summ}
     if large:
         big = _ilp_table(df[df.alpha == LARGE_ALPHA], runs_dir)
         md += [f"## Larger jobs (job-size exponent alpha = {LARGE_ALPHA}: mean 128 GPUs)", "",
                "The same runs with `helios_jobs(alpha=0.5)`, where more admissions cross Pods "
                "and the cluster fills, so jobs queue (the regime where the controller's time "
                "could accumulate).", "", md_table(big, ".4g"), ""]
-        tables["lumos_jct_ilp_large.csv"] = big
-    report = write_report(out_dir, "lumos_jct_ilp", md, tables, headline(
-        f"OCS reconfiguration time in the JCT, {n_jobs} jobs, seed {seed} (paper: [001] "
-        "Sec. 6.3, its text on Fig. 8(a), (c))", ilp_claims(summ)))
+        tables[f"lumos_jct_ilp{sfx}_large.csv"] = big
+    report = write_report(out_dir, f"lumos_jct_ilp{sfx}", md, tables, headline(
+        f"OCS reconfiguration time in the JCT, {routing}, {n_jobs} jobs, seed {seed} "
+        "(paper: [001] Sec. 6.3, its text on Fig. 8(a), (c))", ilp_claims(summ)))
     report.extend([png, cdf])
     return report
 

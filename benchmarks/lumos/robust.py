@@ -33,21 +33,20 @@ ARCHS = ("best", "lumos-51.2T-tau2", "lumos-25.6T-tau1", "clos-51.2T-3tier", "cl
 SAME_CHIP = (("lumos-25.6T-tau1", "clos-25.6T-3tier"), ("lumos-51.2T-tau2", "clos-51.2T-3tier"))
 
 
-def _size(quick: bool) -> tuple[int, tuple[int, ...]]:
+def run_size(quick: bool) -> tuple[int, tuple[int, ...]]:
     """(jobs per run, seeds): quick 300 jobs, seed 0; full 1,000 jobs, seeds 0 and 1."""
     return (300, (0,)) if quick else (1000, (0, 1))
 
 
-def _table(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """Avg.JCT / JRT / JWT and mean CL per group, and each LumosCore's Avg.JCT gap to the
-    Clos of the same chip (%)."""
+def arch_table(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Avg.JCT / JRT / JWT, mean CL and jobs per group and architecture."""
     t = df.groupby(by + ["arch"]).agg(avg_jct_s=("jct_s", "mean"), avg_jrt_s=("jrt_s", "mean"),
                                       avg_jwt_s=("jwt_s", "mean"), cl_ar=("cl_ar", "mean"),
                                       jobs=("job", "size")).reset_index()
     return t
 
 
-def _gaps(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+def same_chip_gaps(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     """Per group, seed and same-chip pair: LumosCore's Avg.JCT vs the Clos's (%), min and
     max over the seeds."""
     per = df.groupby(by + ["seed", "arch"]).jct_s.mean()
@@ -65,16 +64,16 @@ def _gaps(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _runs(out_dir: Path, name: str, quick: bool) -> Path:
+def runs_dir(out_dir: Path, name: str, quick: bool) -> Path:
     return out_dir / "lumos_runs" / (name + ("_quick" if quick else ""))
 
 
 def _report(out_dir, name, quick, title, intro, df, by, claims):
     """The report of one sweep: per-architecture table and the same-chip gaps."""
-    tab, gaps = _table(df, by), _gaps(df, by)
+    tab, gaps = arch_table(df, by), same_chip_gaps(df, by)
     cmd = reproduce_cmd(name.replace("_", "-"), quick, out_dir)
     md = [f"# {title}", "", f"Regenerate: `{cmd}` ({'quick' if quick else 'full'} run; "
-          f"resumable, runs in `{_runs(out_dir, name, quick)}`). Machine: {machine()}.", "",
+          f"resumable, runs in `{runs_dir(out_dir, name, quick)}`). Machine: {machine()}.", "",
           *intro, "", md_table(tab, ".5g"), "",
           "LumosCore vs the Clos of the same switching chip, Avg.JCT gap per seed (%):", "",
           md_table(gaps, ".3g"), ""]
@@ -88,23 +87,30 @@ def _order_claim(gaps: pd.DataFrame, by: str, paper: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["claim", "paper", "ours (Avg.JCT gap, seeds)"])
 
 
-def _sweep(out_dir: Path, name: str, quick: bool, by: str, todo: list, title: str,
-           intro: str, paper: str) -> list[Path]:
-    """Simulate every (value of ``by``, simulate() keywords, seed, arch) of ``todo`` at 4K
-    and 0.655 unless the keywords say otherwise, then the report."""
+def simulate_all(out_dir: Path, name: str, quick: bool, todo: list) -> pd.DataFrame:
+    """Simulate every (tags, simulate() keywords, seed, arch) of ``todo`` at 4K and 0.655
+    unless the keywords say otherwise (cached in the target's runs folder); the job rows
+    of all runs, each with its tags as columns."""
     from toolkit.progress import track
 
-    n_jobs, _ = _size(quick)
-    runs = _runs(out_dir, name, quick)
+    n_jobs, _ = run_size(quick)
+    runs = runs_dir(out_dir, name, quick)
     frames = [simulate(a, GPUS, None, n_jobs, kw.pop("rho", 0.655), s, kw.pop("runs", runs),
-                       alg_time="none", **kw).assign(**{by: v})
-              for v, kw, s, a in track([(v, dict(kw), s, a) for v, kw, s, a in todo])]
-    return _report(out_dir, name, quick, title, [intro], pd.concat(frames, ignore_index=True),
-                   [by], lambda g: _order_claim(g, by, paper))
+                       alg_time="none", **kw).assign(**tags)
+              for tags, kw, s, a in track([(t, dict(kw), s, a) for t, kw, s, a in todo])]
+    return pd.concat(frames, ignore_index=True)
+
+
+def _sweep(out_dir: Path, name: str, quick: bool, by: str, todo: list, title: str,
+           intro: str, paper: str) -> list[Path]:
+    """``simulate_all`` over (value of ``by``, keywords, seed, arch), then the report."""
+    df = simulate_all(out_dir, name, quick, [({by: v}, kw, s, a) for v, kw, s, a in todo])
+    return _report(out_dir, name, quick, title, [intro], df, [by],
+                   lambda g: _order_claim(g, by, paper))
 
 
 def run_fig25(quick: bool = False, out_dir: Path = Path("results/lumos")) -> list[Path]:
-    n_jobs, seeds = _size(quick)
+    n_jobs, seeds = run_size(quick)
     todo = [(r, {"routing": r}, s, a) for s in seeds for r in ("probing", "ecmp", "optimal")
             for a in ARCHS if not (a == "best" and r != "probing")]
     return _sweep(out_dir, "lumos_fig25", quick, "routing", todo,
@@ -117,9 +123,9 @@ def run_fig25(quick: bool = False, out_dir: Path = Path("results/lumos")) -> lis
 
 
 def run_fig23(quick: bool = False, out_dir: Path = Path("results/lumos")) -> list[Path]:
-    n_jobs, seeds = _size(quick)
+    n_jobs, seeds = run_size(quick)
     levels = (0.5, 0.655, 0.8) if quick else (0.4, 0.5, 0.655, 0.8, 0.9)
-    runs = _runs(out_dir, "lumos_fig23", quick)
+    runs = runs_dir(out_dir, "lumos_fig23", quick)
     todo = [(rho, {"rho": rho, "routing": "probing", "runs": runs / f"rho{rho:g}"}, s, a)
             for rho in levels for s in seeds for a in ARCHS]
     return _sweep(out_dir, "lumos_fig23", quick, "rho", todo,
@@ -131,7 +137,7 @@ def run_fig23(quick: bool = False, out_dir: Path = Path("results/lumos")) -> lis
 
 
 def run_fig8d(quick: bool = False, out_dir: Path = Path("results/lumos")) -> list[Path]:
-    n_jobs, seeds = _size(quick)
+    n_jobs, seeds = run_size(quick)
     rates = (0.0, 0.01, 0.02) if quick else (0.0, 0.005, 0.01, 0.02, 0.04)
     todo = [(f, {"routing": "probing", "fail_rate": f}, s, a)
             for f in rates for s in seeds for a in ARCHS]

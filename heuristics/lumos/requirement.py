@@ -12,6 +12,17 @@ least 1). Distinct pairs: flows of different stages and replicas between
 the same two leaves time-share the same paths (Principle 3). EP (AlltoAll) traffic stays
 inside a Pod and adds nothing ([002] 4.2.1 Principle 2; the rule counts PP and DP only).
 
+Rail layout ([002] Fig. 24; ``instances.lumos.placement``): a TP group's lanes sit on T
+different leaves, so the rule works on lanes, the GPU-level PP and DP pairs (TP lane i of
+one group with lane i of the other). [DECISION] after the authors' rail rule
+([REPO] ``generate_leaf_communication_rail_optimized``): every cross-Pod lane pair adds 1
+unit to its leaf pair, PP and DP alike and without merging leaf pairs (one bidirectional
+path per pair of GPUs that exchange PP or DP traffic, so a DP ring of two replicas counts
+its pair once; their extra skip of DP Pod pairs already seen at the previous stage is not
+taken); then the same K_leaf cap (their ``scaling_leaf_comm`` also scales rows down to the leaf's ports). In
+the server layout the lanes of a group share its leaf, so the lane pairs collapse to the
+group pairs above.
+
 ``leaf_requirement`` adds the running jobs' requirements L2 (each running job contributes
 its own L, as recorded when it was admitted) and enforces sum_b L_ab <= K_leaf by the
 spec 2.10 [DECISION] (option 2 of [002] 4.2.2): scale the new job's rows down
@@ -30,8 +41,11 @@ from instances.lumos.placement import Placement
 
 
 def requirement_units(placement: Placement) -> tuple[int, int]:
-    """(PP units, DP units) per distinct cross-Pod leaf pair ([REPO] rule, spec 2.10)."""
+    """(PP units, DP units) per distinct cross-Pod leaf pair ([REPO] rule, spec 2.10); in
+    the rail layout per cross-Pod lane pair, (1, 1) (module docstring)."""
     tp, cl = placement.job.tp, placement.cluster
+    if cl.layout == "rail":
+        return 1, 1
     if cl.fabric.tau == 1 and cl.servers_per_leaf == 1:
         return max(1, tp // 4), max(1, tp // 4)
     return tp, max(1, tp // 2)
@@ -50,35 +64,45 @@ def domain_groups(placement: Placement) -> np.ndarray:
     return group_of.reshape(pod.shape)
 
 
-def domain_leaves(placement: Placement) -> tuple[np.ndarray, np.ndarray]:
-    """(pod, leaf) of each element of the PP x DP matrix, both (pp, dp) (``domain_groups``)."""
-    first = placement.tp_groups()[:, 0][domain_groups(placement)]
-    return placement.cluster.pod_of(first), placement.cluster.leaf_of(first)
+def domain_gpus(placement: Placement) -> np.ndarray:
+    """GPU id of each element of the PP x DP matrix and TP lane, (pp, dp, tp)
+    (``domain_groups``); a group's lanes share its server, and in the server layout its leaf."""
+    return placement.tp_groups()[domain_groups(placement)]
 
 
-def job_pairs(placement: Placement) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct unordered cross-Pod leaf pairs (a < b) of the job's PP and of its DP traffic,
-    as two (k, 2) arrays. DP: each stage's ring by generalised eq. (42) (``ring_next``)."""
-    pod, leaf = domain_leaves(placement)
-    pp_pairs = np.stack([leaf[:-1].ravel(), leaf[1:].ravel()], axis=1)
-    pp_cross = (pod[:-1] != pod[1:]).ravel()
-    rows = np.arange(pod.shape[0])[:, None]
-    nxt = ring_next(pod)
+def job_pairs(placement: Placement, lanes: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Unordered cross-Pod leaf pairs (a < b) of the job's PP and of its DP traffic, as two
+    (k, 2) arrays: the distinct ones, or with ``lanes`` one row per distinct GPU pair (TP lane
+    i of one group with lane i of the other; the rail rule, module docstring). DP: each
+    stage's ring by generalised eq. (42) (``ring_next``)."""
+    cl = placement.cluster
+    G = domain_gpus(placement)
+    pod = cl.pod_of(G)
+    rows = np.arange(G.shape[0])[:, None]
+    nxt = ring_next(pod[:, :, 0])
+    pp_cross = pod[:-1] != pod[1:]
     dp_cross = pod != pod[rows, nxt]
-    dp_pairs = np.stack([leaf[dp_cross], leaf[rows, nxt][dp_cross]], axis=1)
+    pp_gpus = np.stack([G[:-1][pp_cross], G[1:][pp_cross]], axis=1)
+    dp_gpus = np.stack([G[dp_cross], G[rows, nxt][dp_cross]], axis=1)
 
-    def distinct(x):
-        return np.unique(np.sort(x, axis=1), axis=0) if len(x) else np.zeros((0, 2), np.int64)
-    return distinct(pp_pairs[pp_cross]), distinct(dp_pairs)
+    def pairs(x):
+        if not len(x):
+            return np.zeros((0, 2), np.int64)
+        if lanes:
+            x = np.unique(np.sort(x, axis=1), axis=0)
+        x = np.sort(cl.leaf_of(x), axis=1)
+        return x if lanes else np.unique(x, axis=0)
+    return pairs(pp_gpus), pairs(dp_gpus)
 
 
 def job_requirement(placement: Placement, units: tuple[int, int] | None = None) -> np.ndarray:
     """L1 of one placed job (n_leaves x n_leaves, symmetric, int64), before the K_leaf cap.
-    ``units`` = (per PP pair, per DP pair), default ``requirement_units``."""
+    ``units`` = (per PP pair, per DP pair), default ``requirement_units``; per distinct leaf
+    pair, or per lane pair in the rail layout (module docstring)."""
     u_pp, u_dp = units or requirement_units(placement)
     n = placement.cluster.fabric.n_leaves
     L = np.zeros((n, n), dtype=np.int64)
-    pp_pairs, dp_pairs = job_pairs(placement)
+    pp_pairs, dp_pairs = job_pairs(placement, lanes=placement.cluster.layout == "rail")
     for pairs, u in ((pp_pairs, u_pp), (dp_pairs, u_dp)):
         if len(pairs):
             np.add.at(L, (pairs[:, 0], pairs[:, 1]), u)

@@ -1,10 +1,23 @@
 """LumosCore GPU placement as data ([002] 4.2.1, spec 2.8): which GPUs a job holds.
 
-A ``Cluster`` is a ``Fabric`` plus ``gpus_per_server`` (T). GPUs are numbered Pod-major,
-leaf-major, server-major (0-based, spec 7.1): GPU ``g`` sits on server ``g // T``, leaf
-``g // K_leaf`` (a leaf has K_leaf GPU-facing ports, spec 1.1) and Pod
-``leaf // leaves_per_pod``. A ``Job`` has the parallelism degrees TP, PP, DP, EP and
-``gpus = TP * PP * DP`` (the corrected eq. 37). A ``Placement`` is the sorted GPU ids a
+A ``Cluster`` is a ``Fabric`` plus ``gpus_per_server`` (T) and the intra-Pod ``layout``.
+GPUs are numbered Pod-major, server-major (0-based, spec 7.1): GPU ``g`` sits on server
+``g // T`` and Pod ``g // gpus_per_pod``. Its leaf (a leaf has K_leaf GPU-facing ports,
+spec 1.1) depends on the layout:
+
+* ``server`` (default, spec 7.1): a leaf holds K_leaf / T whole servers, leaf ``g // K_leaf``;
+* ``rail`` ([002] §6.5 and Fig. 24, rail-optimized after Qian et al. 2024): the servers are
+  cut into *rail groups* of K_leaf consecutive servers, each wired to T leaves ("rails"),
+  GPU r of every server of the group to rail r: leaf ``(g // (T K_leaf)) T + g % T`` (the
+  authors' simulator, ``generate_gpu_leaf_table``). [DECISION] A rail group must lie inside
+  one Pod (``leaves_per_pod`` a multiple of T), so Pods, servers and the numbering are the
+  same in both layouts and only the GPU-to-leaf map differs. [DECISION] Placement
+  (``heuristics.lumos.placement``) is the same in both layouts: it packs blocks of K_leaf / T
+  consecutive servers (a leaf of the server layout), as the authors' simulator changes only
+  the GPU-to-leaf table; a compact block run stays inside a rail group where it fits one.
+
+A ``Job`` has the parallelism degrees TP, PP, DP, EP and ``gpus = TP * PP * DP`` (the
+corrected eq. 37). A ``Placement`` is the sorted GPU ids a
 job holds; it is independent of how it was computed (placement methods live elsewhere).
 
 Domains of a placement: a TP group is ``tp`` of the job's GPUs inside one server (each
@@ -18,18 +31,23 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from instances.errors import (InstanceError, known_fields, number, obj, per_instance, seq, text,
-                             tracing)
+from instances.errors import (InstanceError, choice, known_fields, number, obj, per_instance, seq,
+                             text, tracing)
 from instances.lumos.instance import Fabric
 from instances.limits import guard
 
 
+LAYOUTS = ("server", "rail")
+
+
 @dataclass(frozen=True)
 class Cluster:
-    """GPU geometry of a fabric: T GPUs per server, K_leaf / T servers per leaf."""
+    """GPU geometry of a fabric: T GPUs per server, K_leaf / T servers per leaf (``server``
+    layout) or per server block of placement; the leaves by ``layout`` (module docstring)."""
 
     fabric: Fabric
     gpus_per_server: int = 8
+    layout: str = "server"
 
     def __post_init__(self):
         T = self.gpus_per_server
@@ -38,9 +56,18 @@ class Cluster:
         if self.fabric.k_leaf % T:
             raise InstanceError("gpus_per_server", f"must divide k_leaf = {self.fabric.k_leaf} "
                                 f"(a leaf holds whole servers), got {T}")
+        if self.layout not in LAYOUTS:
+            raise InstanceError("layout", f"must be one of {', '.join(LAYOUTS)}, got "
+                                f"{self.layout!r}")
+        if self.layout == "rail" and self.fabric.leaves_per_pod % T:
+            raise InstanceError("layout", f"rail needs a multiple of gpus_per_server = {T} "
+                                f"leaves per Pod (a rail group of {T} leaves inside a Pod), "
+                                f"got {self.fabric.leaves_per_pod}")
 
     @property
     def servers_per_leaf(self) -> int:
+        """K_leaf / T: the servers of a leaf (``server`` layout), and in both layouts the
+        servers of one block of placement (``heuristics.lumos.placement``)."""
         return self.fabric.k_leaf // self.gpus_per_server
 
     @property
@@ -59,22 +86,35 @@ class Cluster:
         return np.asarray(g) // self.gpus_per_server
 
     def leaf_of(self, g):
-        return np.asarray(g) // self.fabric.k_leaf
+        g = np.asarray(g)
+        if self.layout == "rail":
+            T = self.gpus_per_server
+            return g // (T * self.fabric.k_leaf) * T + g % T
+        return g // self.fabric.k_leaf
 
     def pod_of(self, g):
         return np.asarray(g) // self.gpus_per_pod
 
     def to_dict(self) -> dict:
-        return {"fabric": self.fabric.to_dict(), "gpus_per_server": self.gpus_per_server}
+        d = {"fabric": self.fabric.to_dict(), "gpus_per_server": self.gpus_per_server}
+        if self.layout != "server":
+            d["layout"] = self.layout
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "Cluster":
         obj("cluster", d)
-        known_fields("cluster", d, ("fabric", "gpus_per_server"))
+        known_fields("cluster", d, ("fabric", "gpus_per_server", "layout"))
         if "fabric" not in d:
             raise InstanceError("cluster.fabric", "missing")
         T = number("cluster.gpus_per_server", d.get("gpus_per_server", 8), integer=True, lo=1)
-        return cls(Fabric.from_dict(d["fabric"], "cluster.fabric"), T)
+        layout = choice("cluster.layout", d.get("layout", "server"), LAYOUTS)
+        try:
+            return cls(Fabric.from_dict(d["fabric"], "cluster.fabric"), T, layout)
+        except InstanceError as exc:
+            if exc.field == "layout":
+                raise InstanceError("cluster.layout", exc.msg) from None
+            raise
 
 
 JOB_KEYS = ("gpus", "tp", "pp", "dp", "ep")

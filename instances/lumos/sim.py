@@ -8,6 +8,9 @@ File fields (besides ``problem``, ``format``, ``name``, ``meta``):
 * ``gpus``: cluster size, a multiple of the architecture's Pod (at least 2 Pods; for a
   Clos, of (k/2)^2 within its capacity);
 * ``ecmp`` (optional, Clos only): ``polarized`` (default) or ``independent``;
+* ``layout`` (optional, issue 31): the intra-Pod wiring of GPUs to leaves / ToRs,
+  ``server`` (default) or ``rail`` (rail-optimized, [002] Fig. 24;
+  ``instances.lumos.placement`` module docstring);
 * ``failures`` (optional, issue 31): ``{"rate": r, "seed": s}``, GPU failures at
   steady-state down share 0 <= r < 1 ([002] Fig. 8(d); ``heuristics.lumos.sim.failures``);
 * exactly one of
@@ -41,6 +44,7 @@ ROW = ("arrival_s", "duration_s", "gpus", "tp", "pp", "dp", "ep", "z_ar", "z_a2a
 INT_COLS = (2, 3, 4, 5, 6)
 WORKLOAD_KINDS = ("helios", "trace")
 ECMP = ("polarized", "independent")
+LAYOUTS = ("server", "rail")
 GPUS_PER_SERVER = 8
 MAX_JOBS = 100_000          # at the default memory limit (work cap, module docstring)
 BYTES_PER_GPU = 4096        # flows, route matrices and rate arrays of a full cluster
@@ -48,9 +52,11 @@ BYTES_PER_JOB = 4096        # a SimJob, its result row and its share of the data
 MAX_TIME_S = 1e12           # arrivals and durations (s): float time keeps ~1e-4 s resolution
 
 
-def arch_cluster(arch: str, gpus: int, ecmp: str | None = None) -> Cluster:
-    """The GPU geometry of ``arch`` at ``gpus`` GPUs, checked as ``make_arch`` would build
-    it (InstanceError naming ``arch`` or ``gpus``), guarded before anything large is built."""
+def arch_cluster(arch: str, gpus: int, ecmp: str | None = None, layout: str = "server"
+                 ) -> Cluster:
+    """The GPU geometry of ``arch`` at ``gpus`` GPUs in ``layout``, checked as ``make_arch``
+    would build it (InstanceError naming ``arch``, ``gpus`` or ``layout``), guarded before
+    anything large is built."""
     from heuristics.lumos.sim.architectures import ARCH_RE, arch_names, lumos_cluster
     from heuristics.lumos.sim.clos import ClosNetwork, clos_for
 
@@ -64,11 +70,14 @@ def arch_cluster(arch: str, gpus: int, ecmp: str | None = None) -> Cluster:
         chip, tiers = float(m.group(2)), int(m.group(3))
         try:
             gbps, k = clos_for(chip, tiers, gpus)
-            return ClosNetwork(gpus, k, tiers, gbps, ecmp or "polarized").cluster
+            return ClosNetwork(gpus, k, tiers, gbps, ecmp or "polarized",
+                               layout=layout).cluster
+        except InstanceError as exc:
+            raise InstanceError(exc.field, f"{arch}: {exc.msg}") from None
         except ValueError as exc:
             raise InstanceError("gpus", f"{arch}: {exc}") from None
     chip, tau = (51.2, 2) if arch == "best" else (float(m.group(5)), int(m.group(6)))
-    cl = lumos_cluster(chip, tau, gpus)
+    cl = lumos_cluster(chip, tau, gpus, layout)
     if m.group(4):
         from instances.lumos.size import logical_bytes, reconfig_bytes
 
@@ -231,13 +240,14 @@ class SimInstance:
     meta: dict = field(default_factory=dict)
     cluster: Cluster | None = None
     failures: dict | None = None
+    layout: str = "server"
 
     problem = "lumos-sim"
-    FIELDS = ("arch", "gpus", "workload", "jobs", "ecmp", "failures")
+    FIELDS = ("arch", "gpus", "workload", "jobs", "ecmp", "failures", "layout")
 
     def __post_init__(self):
         if self.cluster is None:
-            self.cluster = arch_cluster(self.arch, self.gpus, self.ecmp)
+            self.cluster = arch_cluster(self.arch, self.gpus, self.ecmp, self.layout)
 
     def failure_model(self):
         """The ``failures.FailureModel`` of the instance, None without failures."""
@@ -277,9 +287,10 @@ class SimInstance:
         ecmp = None
         if "ecmp" in d:
             ecmp = choice("ecmp", d["ecmp"], ECMP)
+        layout = choice("layout", d.get("layout", "server"), LAYOUTS)
         w = parse_workload(d["workload"]) if "workload" in d else None
         rows = parse_jobs(d["jobs"]) if w is None else None
-        cl = arch_cluster(arch, gpus, ecmp)
+        cl = arch_cluster(arch, gpus, ecmp, layout)
         if w is not None:
             jobs, where = workload_jobs(w, gpus), (lambda k: "workload")
         else:
@@ -287,7 +298,7 @@ class SimInstance:
         check_placeable(jobs, cl, where)
         name = text("name", d.get("name", "lumos-sim"))
         fails = parse_failures(d["failures"]) if "failures" in d else None
-        return cls(arch, gpus, jobs, w, ecmp, name, dict(d.get("meta", {})), cl, fails)
+        return cls(arch, gpus, jobs, w, ecmp, name, dict(d.get("meta", {})), cl, fails, layout)
 
     def job_rows(self) -> list[list]:
         return [[j.arrival_s, j.duration_s, j.job.gpus, j.job.tp, j.job.pp, j.job.dp, j.job.ep,
@@ -300,6 +311,8 @@ class SimInstance:
             d["ecmp"] = self.ecmp
         if self.failures is not None:
             d["failures"] = dict(self.failures)
+        if self.layout != "server":
+            d["layout"] = self.layout
         if self.workload is not None:
             d["workload"] = dict(self.workload)
         else:

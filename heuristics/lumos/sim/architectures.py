@@ -15,6 +15,10 @@ the network the flows see, and for OCS fabrics the controller that reconfigures 
 * ``uniform-<chip>-tau<t>``: the same fabric with Uniform wiring, reconfigured by
   ``reconfig`` (Uniform-Greedy by default; Uniform-ILP, Helios): [001]'s baseline.
 
+``layout`` (``server`` by default, or ``rail``: [002] Fig. 24) is the intra-Pod wiring of
+GPUs to leaves / ToRs (``instances.lumos.placement`` module docstring); it applies to every
+architecture (Best ignores it: no links).
+
 [001] §6.3's fabric is ``lumos-51.2T-tau1`` / ``uniform-51.2T-tau1`` (K = 16, 256 GPUs per
 Pod: 8192 GPUs = 32 Pods, spec 5.2 [DECISION]); [002] §6.3's are the three LumosCore and
 three Clos variants of spec 4.1.
@@ -50,14 +54,14 @@ class Arch:
         self.network = OcsNetwork(self.cluster, c.R, c.routes, PORT_GBPS)
 
 
-def lumos_cluster(chip_tbps: float, tau: int, n_gpus: int) -> Cluster:
+def lumos_cluster(chip_tbps: float, tau: int, n_gpus: int, layout: str = "server") -> Cluster:
     """LumosCore of ``chip_tbps`` switches at 1.6 Tb/s: K = chip / 1.6T / 2 (spec 1.5)."""
     K = int(round(chip_tbps * 1000 / PORT_GBPS)) // 2
     per_pod = K * K // tau
     if n_gpus % per_pod or n_gpus < 2 * per_pod:
         raise InstanceError("gpus", f"LumosCore({chip_tbps}T, tau={tau}) has {per_pod} GPUs "
                             f"per Pod: the cluster must be a multiple, >= 2 Pods; got {n_gpus}")
-    return Cluster(Fabric(n_gpus // per_pod, K, K, tau, max(512, n_gpus // per_pod)), 8)
+    return Cluster(Fabric(n_gpus // per_pod, K, K, tau, max(512, n_gpus // per_pod)), 8, layout)
 
 
 def arch_names() -> tuple[str, ...]:
@@ -68,22 +72,23 @@ def arch_names() -> tuple[str, ...]:
 
 def make_arch(name: str, n_gpus: int, reconfig: str | None = None, ecmp: str = "polarized",
               cfg: RunConfig | None = None, check: bool = False,
-              logical: str = "incremental") -> Arch:
+              logical: str = "incremental", layout: str = "server") -> Arch:
     """The architecture ``name`` (module docstring) at ``n_gpus`` GPUs; ``logical``: the
-    OCS controller's logical-topology mode (controller module docstring)."""
+    OCS controller's logical-topology mode (controller module docstring); ``layout``:
+    ``server`` or ``rail`` (module docstring)."""
     m = ARCH_RE.match(name)
     if not m:
         raise InstanceError("arch", f"unknown architecture {name!r}; known: {', '.join(arch_names())}")
     if name == "best":
-        cl = lumos_cluster(51.2, 2, n_gpus)
+        cl = lumos_cluster(51.2, 2, n_gpus, layout)
         return Arch(name, cl, BestNetwork(cl, PORT_GBPS))
     if m.group(2):
         chip, tiers = float(m.group(2)), int(m.group(3))
         gbps, k = clos_for(chip, tiers, n_gpus)
-        net = ClosNetwork(n_gpus, k, tiers, gbps, ecmp=ecmp)
+        net = ClosNetwork(n_gpus, k, tiers, gbps, ecmp=ecmp, layout=layout)
         return Arch(name, net.cluster, net)
     kind, chip, tau = m.group(4), float(m.group(5)), int(m.group(6))
-    cl = lumos_cluster(chip, tau, n_gpus)
+    cl = lumos_cluster(chip, tau, n_gpus, layout)
     wiring = "cross" if kind == "lumos" else "uniform"
     ctrl = OcsController(cl, wiring, reconfig or DEFAULT_RECONFIG[kind], cfg, check, logical)
     arch = Arch(name, cl, None, ctrl)

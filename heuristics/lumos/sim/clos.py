@@ -20,6 +20,11 @@ speed ``nic_gbps``; for the boundary above tier l, the up links are
 ``U_l + u*m + p`` and the down links ``U_l + n_l + u*m + p`` (n_l = switches of tier
 l times m; boundaries stacked from tier 1 up).
 
+Rail layout (``layout="rail"``, [002] Fig. 24; ``instances.lumos.placement`` module
+docstring): GPU r of every server of a rail group of m consecutive servers sits on ToR r
+of the group's T ToRs, ToR ``(g // (T m)) T + g % T``; a rail group lies inside one B_2
+(m a multiple of T), so only tier 1 changes: B_l for l >= 2 is still ``g // m^l``.
+
 Routing: shortest up-down path. A flow climbs to the lowest tier L whose block holds
 both GPUs (L = 1: same ToR, empty column), picking at each tier l < L an uplink port
 p_l by ECMP, which leads to switch s_{l+1} = s_l*m + p_l (s_1 = 0) of its block; it
@@ -53,7 +58,8 @@ class ClosNetwork(Network):
     """
 
     def __init__(self, n_gpus: int, k: int, tiers: int, nic_gbps: float,
-                 ecmp: str = "polarized", seed: int = 0, gpus_per_server: int = 8):
+                 ecmp: str = "polarized", seed: int = 0, gpus_per_server: int = 8,
+                 layout: str = "server"):
         if tiers not in _TIER_NAMES:
             raise ValueError(f"tiers must be 2, 3 or 4, got {tiers}")
         if k < 4 or k % 2:
@@ -68,7 +74,7 @@ class ClosNetwork(Network):
         self.n_gpus, self.k, self.tiers, self.ecmp, self.seed = n_gpus, k, tiers, ecmp, seed
         self.nic_gbps = float(nic_gbps)
         pods = n_gpus // (m * m)
-        self.cluster = Cluster(Fabric(pods, m, m, 1, max(512, pods)), gpus_per_server)
+        self.cluster = Cluster(Fabric(pods, m, m, 1, max(512, pods)), gpus_per_server, layout)
         # switches per tier (top: m^(tiers-1)); link bases per boundary
         self.n_switches = [-(-n_gpus // m ** l) * m ** (l - 1) for l in range(1, tiers)]
         self.n_switches.append(m ** (tiers - 1))
@@ -82,9 +88,11 @@ class ClosNetwork(Network):
         src, dst, key = flows_in(src, dst, key, self.n_gpus)
         m, t = self.k // 2, self.tiers
         n = len(src)
+        tor_src, tor_dst = self.cluster.leaf_of(src), self.cluster.leaf_of(dst)
         L = np.full(n, t, dtype=np.int64)
-        for l in range(t - 1, 0, -1):
+        for l in range(t - 1, 1, -1):
             L[src // m ** l == dst // m ** l] = l
+        L[tor_src == tor_dst] = 1
         links = np.full((n, 2 * (t - 1)), -1, dtype=np.int64)
         s = np.zeros(n, dtype=np.int64)
         for l in range(1, t):
@@ -93,8 +101,11 @@ class ClosNetwork(Network):
                 break
             p = (mix64(key[act], self._salts[l - 1]) % np.uint64(m)).astype(np.int64)
             sa = s[act]
-            u_src = (src[act] // m ** l) * m ** (l - 1) + sa
-            u_dst = (dst[act] // m ** l) * m ** (l - 1) + sa
+            if l == 1:
+                u_src, u_dst = tor_src[act], tor_dst[act]
+            else:
+                u_src = (src[act] // m ** l) * m ** (l - 1) + sa
+                u_dst = (dst[act] // m ** l) * m ** (l - 1) + sa
             up = self._base[l - 1]
             links[act, l - 1] = up + u_src * m + p
             links[act, t - 1 + l - 1] = up + self._n_l[l - 1] + u_dst * m + p

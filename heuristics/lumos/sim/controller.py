@@ -51,7 +51,9 @@ class Reconfiguration:
     wall_s: float             # measured algorithm time (requirement, topology, OCS)
     sharing: bool             # the job's L1 was scaled down by the K_leaf cap
     method: str
-    metrics: dict = field(default_factory=dict)   # instances.lumos.check.config_metrics
+    metrics: dict = field(default_factory=dict)   # instances.lumos.check.config_metrics,
+    # the logical mode, and the job's requirement in links: req_links before the K_leaf cap,
+    # req_links_admitted after it
     compile_s: float = 0.0    # time in numba's compiler, measured but not in wall_s
 
 
@@ -138,6 +140,8 @@ class OcsController:
             "rewiring", "circuits", "links", "links_added", "links_removed",
             "reallocated_share", "shortfall")})
         rec.metrics["logical"] = "full" if new is None else "incremental"
+        rec.metrics["req_links"] = int(np.triu(req.L1_estimate, 1).sum())   # before the cap
+        rec.metrics["req_links_admitted"] = int(b.size and req.L1[a, b].sum())
         rec.compile_s = compile_s
         self.config = out.solution
         self.routes = entries

@@ -19,6 +19,14 @@ step; the simulator rates rows by max-min fairness. Classes (spec 4.2 traffic mo
 * Traffic inside a server (TP, and DP/PP/EP peers on the same server, as for small jobs
   with tp < 8) rides NVLink: no rows ([002] §6.3: "8 GPUs interconnected via NVLink").
 
+Layouts (``instances.lumos.placement``): the rows are the same in the server and the rail
+layout; only the leaves they leave from and arrive at differ. [DECISION] In the rail layout a
+DP or PP row joins TP lane i of one group with lane i of another, so with tp = 8 (every
+Helios job) it joins GPUs of the same rank: inside one rail group it never leaves their
+leaf. EP rows between GPUs of different ranks cross the spines (or a Clos's upper tiers):
+no PXN-style relaying over NVLink to the destination's rail is modelled, nor any rail-aware
+reordering of rings for tp < 8.
+
 Rows are ordered DP, PP, EP; ``key`` (ECMP hash input) is splitmix64(job_id * 2^32 + row),
 so the routing of a job is a function of (job_id, placement) only.
 """
@@ -100,42 +108,26 @@ def collective_pairs(placement: Placement) -> tuple[np.ndarray, np.ndarray]:
 
 def alltoall_rows(placement: Placement) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(src, dst, weight) of the EP rows, aggregated per (source GPU, destination leaf) of
-    its EP domain (module docstring); the weights of a source sum to its domain peers off
-    its own server (ep - 1 less its server-mates in the domain, which NVLink serves).
-    Vectorised: O(gpus x leaves per domain)."""
+    its EP domain (module docstring): weight = the domain's GPUs in that leaf off the
+    source's server (NVLink serves its server-mates), dst = the lowest of them; rows in
+    domain order of the source, then by leaf. Any layout (``Cluster.leaf_of``: in the rail
+    layout a server's GPUs sit on T leaves). Vectorised: O(gpus x ep log)."""
     ep = placement.job.ep
     if ep == 1:
         z = np.zeros(0, np.int64)
         return z, z, z
-    gpu = placement.ep_domains().ravel()                   # domains are consecutive runs
-    n = len(gpu)
-    dom = np.arange(n) // ep
-    leaf = placement.cluster.leaf_of(gpu)                  # non-decreasing inside a domain
-    new_run = np.ones(n, dtype=bool)
-    new_run[1:] = (leaf[1:] != leaf[:-1]) | (dom[1:] != dom[:-1])
-    run_start = np.flatnonzero(new_run)                    # (domain, leaf) runs
-    run_of = np.cumsum(new_run) - 1
-    run_cnt = np.diff(np.append(run_start, n))
-    runs_in_dom = np.bincount(dom[run_start], minlength=n // ep)
-    first_run = np.cumsum(runs_in_dom) - runs_in_dom
-    # every source element paired with every run of its domain
-    m = runs_in_dom[dom]
-    e = np.repeat(np.arange(n), m)
-    run = first_run[dom[e]] + np.arange(len(e)) - np.repeat(np.cumsum(m) - m, m)
-    # the source's own server (a run inside its leaf run): NVLink, not a row
-    srv = placement.cluster.server_of(gpu)
-    new_srv = np.ones(n, dtype=bool)
-    new_srv[1:] = (srv[1:] != srv[:-1]) | (dom[1:] != dom[:-1])
-    srv_start = np.flatnonzero(new_srv)
-    srv_end = np.append(srv_start[1:], n)[np.cumsum(new_srv) - 1]   # end of e's server run
-    srv_begin = srv_start[np.cumsum(new_srv) - 1]
-    own = run_of[e] == run
-    w = run_cnt[run] - np.where(own, srv_end[e] - srv_begin[e], 0)
-    keep = w > 0
-    e, run, w, own = e[keep], run[keep], w[keep], own[keep]
-    d = run_start[run]
-    d = np.where(own & (d == srv_begin[e]), srv_end[e], d)   # first GPU off the server
-    return gpu[e], gpu[d], w
+    gpu = placement.ep_domains()                           # (domains, ep), ascending rows
+    cl = placement.cluster
+    leaf, srv = cl.leaf_of(gpu), cl.server_of(gpu)
+    d, a, b = np.nonzero(srv[:, :, None] != srv[:, None, :])   # off-server (src a, dst b)
+    e, lb = d * ep + a, leaf[d, b]
+    order = np.lexsort((b, lb, e))                         # by source, leaf, then GPU
+    e, lb, d, b = e[order], lb[order], d[order], b[order]
+    first = np.ones(len(e), dtype=bool)
+    first[1:] = (e[1:] != e[:-1]) | (lb[1:] != lb[:-1])
+    start = np.flatnonzero(first)
+    w = np.diff(np.append(start, len(e)))
+    return gpu.ravel()[e[start]], gpu[d[start], b[start]], w
 
 
 def job_flows(placement: Placement, job_id: int) -> Flows:

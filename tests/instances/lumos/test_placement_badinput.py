@@ -62,6 +62,10 @@ def test_a_full_cluster_is_a_refusal_not_bad_input(tmp_path):
     ({"job": {"gpus": 8, "tp": 2, "dp": 4, "mdoel": "x"}}, "job.mdoel", "unknown"),
     ({"cluster": {"fabric": {"pods": 2, "k_leaf": 8, "k_spine": 4}, "gpus_per_server": 3}},
      "cluster.gpus_per_server", "divide"),
+    ({"cluster": {"fabric": {"pods": 2, "k_leaf": 8, "k_spine": 4}, "layout": "rails"}},
+     "cluster.layout", "server, rail"),
+    ({"cluster": {"fabric": {"pods": 2, "k_leaf": 8, "k_spine": 4, "tau": 2},   # 2 leaves a Pod
+                  "gpus_per_server": 4, "layout": "rail"}}, "cluster.layout", "rail group"),
     ({"cluster": {"fabric": {"pods": 2, "k_leaf": 2 ** 40, "k_spine": 2 ** 20}}}, "cluster.fabric.k_leaf",
      "--max-memory"),
 ])

@@ -50,6 +50,8 @@ def _row(k, i, v):
     ({"gpus": 128 * 2 ** 40}, "gpus", "--max-memory"),
     ({"arch": "lumos-51.2T-tau2", "gpus": 128 * 2 ** 13}, "gpus", "--max-memory"),   # dense L
     ({"ecmp": "independent"}, "ecmp", "Clos"),
+    ({"layout": "rails"}, "layout", "server, rail"),
+    ({"layout": 1}, "layout", "string"),
     ({"failures": {"rate": 1.0}}, "failures.rate", "< 1"),
     ({"failures": {"rate": -0.1}}, "failures.rate", ">= 0"),
     ({"failures": {"seed": 1}}, "failures.rate", "missing"),

@@ -38,20 +38,16 @@ from toolkit.threads import one_blas_thread
 one_blas_thread()
 t0 = time.perf_counter()
 import os
-from toolkit.batch import _modules
+from toolkit.batch import kernel_sets, pool_modules
 from toolkit.pools import kill_pool, process_pool
 from toolkit.registry import RunConfig, problem
 from toolkit.variants import parse_variants
 w, methods = json.loads(sys.argv[1])
-ms, ks = [], []
-for v in parse_variants(methods):
-    for p in ("lumos-reconfig", "delta"):
-        m = problem(p).methods.get(v.method)
-        if m is not None:
-            ms.append(m)
-            ks += m.kernel_sets(None, m.configure(v.config(RunConfig())))
+runs = [(problem(p).methods[v.method], v.config(RunConfig())) for v in parse_variants(methods)
+        for p in ("lumos-reconfig", "delta") if v.method in problem(p).methods]
+modules, kernels = pool_modules([m for m, _ in runs]), kernel_sets(runs)
 t1 = time.perf_counter()
-ex = process_pool(w, modules=_modules(ms), kernels=list(dict.fromkeys(ks)))
+ex = process_pool(w, modules=modules, kernels=kernels)
 pids = {f.result() for f in [ex.submit(os.getpid) for _ in range(w)]}
 t2 = time.perf_counter()
 kill_pool(ex)

@@ -28,7 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchmarks.batch_scaling import METHODS, make_instances, run_batch
-from benchmarks.common import headline, machine, main, md_table, reproduce_cmd, write_report
+from benchmarks.common import main, table_report
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -117,20 +117,16 @@ def _report(out_dir: Path, quick: bool, df: pd.DataFrame, cores: int) -> list[Pa
     cols = ["tasks", "workers", "wall_s", "speedup", "runtime_sum_s", "slowdown", "start_s",
             "bound", "speedup_bound", "load"]
     table = df[cols]
-    md = ["# Batch scale-out against batch size", "",
-          f"Command: `{reproduce_cmd('batch-scaling-size', quick, out_dir)}`.", "",
-          f"Machine: {machine()}; {cores} cores usable.", "",
-          f"Tasks: {METHODS.replace(',', ' and ')}, half each (the instances of "
-          "`batch-scaling`, more of them), local process pool, 1 repeat. Columns: see the "
-          "module docstring of `benchmarks/batch_scaling_size.py` (`start_s`: the pool's "
-          "start alone; `bound` = start_s + runtime_sum_s / workers; `speedup_bound`: the "
-          "speedup if the pool's start were the batch's only cost).", "",
-          md_table(table, ".3g"), ""]
-    head = headline(f"Batch speedup against batch size on {cores} cores (pool)",
-                    table[["tasks", "workers", "wall_s", "speedup", "slowdown", "start_s",
-                           "speedup_bound"]])
-    return write_report(out_dir, "batch_scaling_size", md, {"batch_scaling_size.csv": df},
-                        head)
+    intro = [f"Tasks: {METHODS.replace(',', ' and ')}, half each (the instances of "
+             "`batch-scaling`, more of them), local process pool, 1 repeat. Columns: see the "
+             "module docstring of `benchmarks/batch_scaling_size.py` (`start_s`: the pool's "
+             "start alone; `bound` = start_s + runtime_sum_s / workers; `speedup_bound`: the "
+             "speedup if the pool's start were the batch's only cost).", ""]
+    return table_report(
+        out_dir, quick, "batch-scaling-size", "Batch scale-out against batch size", cores,
+        intro, table, [], {"batch_scaling_size.csv": df},
+        (f"Batch speedup against batch size on {cores} cores (pool)",
+         ["tasks", "workers", "wall_s", "speedup", "slowdown", "start_s", "speedup_bound"]))
 
 
 if __name__ == "__main__":

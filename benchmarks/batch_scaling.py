@@ -237,6 +237,8 @@ from pathlib import Path
 from toolkit.threads import apply_share, one_blas_thread
 one_blas_thread()
 apply_share(1)                      # a pool worker's share: MDMCF's groups in this process
+from toolkit.heap import keep_freed_memory
+keep_freed_memory()                 # as a batch and its workers do
 import instances
 from toolkit.records_csv import CsvSink
 from toolkit.outdir import write_solution

@@ -198,6 +198,14 @@ def nic_groups(tasks, side: str) -> dict[tuple[int, ...], int]:
     return groups
 
 
+def x_max(inst: DeltaInstance) -> np.ndarray:
+    """Largest feasible circuit count per link: min over its pods of floor(U_p / a_pe)."""
+    A = inst.incidence
+    with np.errstate(divide="ignore"):
+        cap = np.where(A > 0, np.floor(inst.ports[:, None] / np.where(A > 0, A, 1)), np.inf)
+    return cap.min(axis=0)
+
+
 def from_job(job_dict: dict, name: str = "delta") -> DeltaInstance:
     """Generate the reduced inter-pod DAG of a job description (spec 1.2.5). The job is
     checked field by field, and its DAG size and compute time are estimated and guarded

@@ -289,7 +289,8 @@ def _build_shape(L: Layout, N: int, ns: int, sp: int, canonical: bool, p2p_mode:
                     if r_src == r or (not L.canonical and r_dst == r):
                         edge((node, opt))
     return dict(names=g.names, codes=np.array(codes, dtype=np.int64), comm=g.comm,
-                edges=g.edges, tasks=g.tasks, links=L.links, link_of=L._link_of, plan=_plan(g))
+                edges=g.edges, tasks=g.tasks, links=L.links, link_of=L._link_of,
+                plan=_plan(g, [c == 0 for c in codes]))
 
 
 def reduce_dag(g: FullDag, prune: bool = True) -> dict:
@@ -353,31 +354,47 @@ def reduce_dag(g: FullDag, prune: bool = True) -> dict:
     return dict(deps=deps, release=release, tail=tail, q0=q0)
 
 
-def _plan(g: FullDag) -> dict:
+def _plan(g: FullDag, zero: list[bool] | None = None) -> dict:
     """What :func:`reduce_dag` needs of a DAG's shape: per node in reverse topological
     order, (node, intra-pod successors, tasks that follow it directly, intra-pod nodes
-    whose vector it reads last); the sources; the tasks in topological order."""
+    whose vector it reads last); the sources; the tasks in topological order.
+
+    ``zero``: the intra-pod nodes of no duration in every DAG of the shape (POST and DONE:
+    :func:`build_full_dag`'s duration code 0; default: those of ``g``'s durations now).
+    Such a node with one intra-pod successor and no task after it has its successor's
+    vector and tail (x + 0.0 == x, and the pass shares the vector): it gets no step, and
+    whoever reads it reads that successor (transitively) instead, so a quarter of a
+    pipeline's nodes cost nothing (issue 29 item 3; the same numbers)."""
     n, comm = len(g.comm), list(g.comm)
+    if zero is None:
+        zero = [float(d) == 0.0 for d in g.dur]
     order = topological_order(n, [a for a, _ in g.edges], [b for _, b in g.edges]).tolist()
-    pos = [0] * n
-    for i, v in enumerate(order):
-        pos[v] = i
     succ: list[list[int]] = [[] for _ in range(n)]
     hits: list[list[int]] = [[] for _ in range(n)]
-    last = [-1] * n                   # intra node -> its predecessor processed last
     for a, b in g.edges:
         if comm[b] >= 0:
             hits[a].append(comm[b])
         else:
             succ[a].append(b)
-            if last[b] < 0 or pos[a] < pos[last[b]]:
-                last[b] = a
-    free: list[list[int]] = [[] for _ in range(n)]
-    for b in range(n):
-        if last[b] >= 0:
-            free[last[b]].append(b)
-    sources = sorted(set(range(n)) - {b for _, b in g.edges})
-    return dict(comm=comm, steps=[(v, succ[v], hits[v], free[v]) for v in reversed(order)],
+    rep = list(range(n))            # the node whose vector and tail a node has
+    steps = []
+    for v in reversed(order):
+        ws = list(dict.fromkeys(rep[w] for w in succ[v]))   # max(x, x) == x
+        if comm[v] < 0 and zero[v] and len(ws) == 1 and not hits[v]:
+            rep[v] = ws[0]
+        else:
+            steps.append((v, ws, hits[v]))
+    sources = list(dict.fromkeys(rep[v] for v in sorted(set(range(n)) - {b for _, b in g.edges})))
+    keep = set(sources)             # read after the pass (release times, Q_0)
+    last = {}                       # intra node -> the step that reads its vector last
+    for i, (v, ws, _) in enumerate(steps):
+        for w in ws:
+            last[w] = i
+    free: list[list[int]] = [[] for _ in steps]
+    for w, i in last.items():
+        if w not in keep:
+            free[i].append(w)
+    return dict(comm=comm, steps=[(v, ws, h, f) for (v, ws, h), f in zip(steps, free)],
                 sources=sources, topo=[comm[v] for v in order if comm[v] >= 0])
 
 

@@ -268,3 +268,28 @@ def test_the_critical_path_is_the_longest_path_with_repeated_dependencies_or_not
         out = pre == m
         np.maximum.at(es, suc[out], es[m] + dur[m] + inst.deps[out, 2])
     assert _critical_path(inst) == max(inst.q0, float(np.max(es + dur + inst.tail)))
+
+
+@pytest.mark.parametrize("name, mode, replicas, ring", [
+    ("gpt-7b", "megatron_blocking", "canonical", "bidirectional"),
+    ("gpt-7b", "async", "full", "unidirectional"),
+    ("megatron-177b", "megatron_blocking", "full", "bidirectional"),
+    ("mixtral-8x22b", "async", "canonical", "bidirectional")])
+def test_the_reduction_skips_zero_time_nodes_with_the_same_numbers(name, mode, replicas, ring):
+    """delta_dag._plan: a zero-time node with one intra-pod successor and no task after it
+    gets no step (it has its successor's vector): the reduction's arrays are bit for bit
+    those of the pass over every node."""
+    import instances.delta.dag as dd
+
+    for mb in (1, 3, 8):
+        job = Job(**dict(TABLE_I[name], micro_batches=mb, p2p_mode=mode, replicas=replicas,
+                         dp_ring=ring, opt_ms=1.5))
+        g, _ = build_full_dag(job)
+        every = dd.FullDag(g.names, g.dur, g.comm, g.edges, g.tasks,
+                           dd._plan(g, [False] * len(g.comm)))       # a step per node
+        assert len(g.plan["steps"]) < len(every.plan["steps"]) == len(g.comm)
+        for prune in (True, False):
+            fast, slow = reduce_dag(g, prune), reduce_dag(every, prune)
+            for k in ("deps", "release", "tail"):
+                assert fast[k].tobytes() == slow[k].tobytes(), k
+            assert fast["q0"] == slow["q0"]

@@ -210,7 +210,8 @@ def from_job(job_dict: dict, name: str = "delta") -> DeltaInstance:
     """Generate the reduced inter-pod DAG of a job description (spec 1.2.5). The job is
     checked field by field, and its DAG size and compute time are estimated and guarded
     before anything is built (instances.delta.input)."""
-    from instances.delta.dag import build_full_dag, reduce_dag
+    from instances.delta.dag import build_full_dag
+    from instances.delta.reduce import reduce_dag
     from instances.delta.input import check_horizon, guard_job
     from instances.delta.models import Job
 

@@ -72,7 +72,8 @@ def reduce_dag(g: FullDag, prune: bool = True) -> dict:
     keep = _pruned(first, plan["topo"]) if prune and M else first > NEG
     ai, ci = np.nonzero(keep)
     deps = np.column_stack([ai, ci, first[ai, ci]]).astype(float)    # rows (pre, succ, delay)
-    return dict(deps=deps, release=release, tail=tail, q0=q0)
+    return dict(deps=deps, release=release, tail=tail, q0=q0,
+                order=np.array(plan["topo"], dtype=np.int64))    # the tasks, topologically
 
 
 def reduce_plan(g: FullDag, zero: list[bool] | None = None) -> dict:

@@ -295,3 +295,30 @@ def test_the_reduction_skips_zero_time_nodes_with_the_same_numbers(name, mode, r
             for k in ("deps", "release", "tail"):
                 assert fast[k].tobytes() == slow[k].tobytes(), k
             assert fast["q0"] == slow["q0"]
+
+
+def test_a_task_order_given_is_checked_and_gives_the_same_critical_path():
+    """DeltaInstance(task_order=...): the reduction's order is kept (no search) and the
+    critical path is the number a searched order gives; an order that is no topological
+    one is not taken (searched instead, a cycle still refused)."""
+    from instances.delta.input import critical_path_ms
+    from instances.delta.instance import _check_acyclic
+
+    built = instances.from_dict(copy.deepcopy(DERIVED))
+    for job in (dict(TABLE_I["gpt-7b"], micro_batches=4),
+                dict(TABLE_I["megatron-177b"], micro_batches=6, replicas="full")):
+        inst = instances.delta.instance.from_job(job)
+        fields = {k: getattr(inst, k) for k in ("name", "bandwidth", "pods", "ports", "links",
+                                                 "tasks", "deps", "release", "tail", "q0")}
+        searched = DeltaInstance(**fields)
+        red = reduce_dag(build_full_dag(Job.from_dict(job))[0])
+        assert inst._task_order.tolist() == red["order"].tolist()           # kept
+        assert critical_path_ms(inst) == critical_path_ms(searched)
+        assert inst.release.tolist() == searched.release.tolist()
+    edges = built.deps[:, :2].astype(np.int64)
+    M = built.n_tasks
+    good = _check_acyclic(M, edges)
+    assert _check_acyclic(M, edges, good[::-1].copy()).tolist() == good.tolist()  # not taken
+    assert _check_acyclic(M, edges, list(range(M - 1))).tolist() == good.tolist()
+    with pytest.raises(InstanceError, match="cycle"):
+        _check_acyclic(M, np.vstack([edges, edges[:1, ::-1]]), good)

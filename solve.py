@@ -21,7 +21,7 @@ from pathlib import Path
 from toolkit import records_out
 from toolkit.cli_args import method_help, parser
 from toolkit.cli_common import (EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK,
-                                BadInput, _config, _error, _note, _out_folder)
+                                BadInput, error, note, out_folder, run_config)
 from toolkit.cli_generate import cmd_generate, cmd_reproduce
 from toolkit.outdir import json_safe  # noqa: F401 - records as JSON (solve.json_safe)
 from toolkit.records_out import metric_cols, out, print_by_problem, print_records
@@ -72,8 +72,8 @@ def _solve_files(args, status: list[int]) -> int:
     from instances.errors import InstanceError
     from toolkit.run import Interrupted, NotApplicable, failed, run_task
 
-    cfg = _config(args)
-    folder = _out_folder(args.out) if args.out is not None else None
+    cfg = run_config(args)
+    folder = out_folder(args.out) if args.out is not None else None
     if folder:                      # a records.csv to add rows to: readable, before any run
         from toolkit.batch import RecordsError
         from toolkit.outdir import RECORDS_CSV
@@ -93,7 +93,7 @@ def _solve_files(args, status: list[int]) -> int:
                 cfg.iis_path = str(iis_path(folder, f, _method_name(data, args.method)))
             rec = run_task(data, f, args.method, cfg, want_solution=bool(folder))
         except (InstanceError, NotApplicable) as exc:
-            _error(f"error: {exc}")
+            error(f"error: {exc}")
             code = status[0] = EXIT_BAD_INPUT
             continue
         except Interrupted as exc:      # Ctrl-C: print its record, start no further file
@@ -101,7 +101,7 @@ def _solve_files(args, status: list[int]) -> int:
             _interrupted_note(exc, len(args.files) - i - 1)
         recs.append(rec)
         if failed(rec) and code != EXIT_INTERRUPTED:
-            _error(f"failure: {f} [{rec['method']}]: status {rec['status']}"
+            error(f"failure: {f} [{rec['method']}]: status {rec['status']}"
                   + (f": {rec['message']}" if rec.get("message") else ""))
             code = max(code, EXIT_FAIL) if code != EXIT_BAD_INPUT else code
         status[0] = code
@@ -145,7 +145,7 @@ def _keep(folder: Path, f: str, rec: dict, cfg) -> None:
 
 def _interrupted_note(exc, n_left: int) -> None:
     rec = exc.record
-    _error(f"interrupted: {rec['instance']} [{rec['method']}] stopped by Ctrl-C after "
+    error(f"interrupted: {rec['instance']} [{rec['method']}] stopped by Ctrl-C after "
           f"{rec['runtime_s']:.3g} s; its record is printed with status 'interrupted'"
           + (f"; {n_left} more run(s) not started" if n_left else ""))
 
@@ -159,10 +159,10 @@ def cmd_batch(args) -> int:
     code = EXIT_BAD_INPUT if rep.bad_input else EXIT_FAIL if fails else EXIT_OK
     _records(code, print_by_problem, rep.rows)
     if rep.other_rows:
-        _note(f"{where} also holds {rep.other_rows} row(s) of these files and methods made "
+        note(f"{where} also holds {rep.other_rows} row(s) of these files and methods made "
               f"with other settings (or before run keys); kept, told apart by run_key and "
               f"settings; the table shows this run's")
-    _note(f"batch: {len(rep.ran)} ran, {rep.skipped_done} already in {where}, "
+    note(f"batch: {len(rep.ran)} ran, {rep.skipped_done} already in {where}, "
           f"{len(rep.declined)} declined, {len(rep.bad_input)} bad input, {len(fails)} failed; "
           f"results in {args.out}")
     return code
@@ -185,10 +185,10 @@ def _run_batch(args, methods, progress: bool):
     from toolkit.options import MAX_WORKERS, OptionError
     from toolkit.outdir import RECORDS_CSV
 
-    cfg = _config(args)
+    cfg = run_config(args)
     if not 1 <= args.workers <= MAX_WORKERS:
         raise BadInput(f"--workers must be in 1..{MAX_WORKERS}, got {args.workers}")
-    folder = _out_folder(args.out) if args.out is not None else None
+    folder = out_folder(args.out) if args.out is not None else None
     csv_path = folder / RECORDS_CSV if folder else None
     try:
         rep = run_batch(args.paths, methods, cfg, csv_path, workers=args.workers,
@@ -196,9 +196,9 @@ def _run_batch(args, methods, progress: bool):
     except (SchedulerError, OptionError, RecordsError) as exc:   # before any run
         raise BadInput(str(exc)) from None
     for msg in rep.bad_input:
-        _error(f"skipped bad input: {msg}")
+        error(f"skipped bad input: {msg}")
     for msg in rep.declined:
-        _note(f"skipped: {msg}")
+        note(f"skipped: {msg}")
     return rep, csv_path
 
 
@@ -229,11 +229,11 @@ def cmd_gap(args) -> int:
     code = EXIT_BAD_INPUT if rep.bad_input else EXIT_FAIL if fails else EXIT_OK
     if args.out is not None and recs:               # before the records: a reader that goes early
         written = write_report(recs, args.out)     # must not cost the report
-        _note(f"gap report: {', '.join(map(str, written))}; records in {where}")
+        note(f"gap report: {', '.join(map(str, written))}; records in {where}")
     _records(code, print_records, [{k: v for k, v in r.items() if k not in KEY_FIELDS}
                                    for r in recs], args.format, list(RANK_FIELDS))
     earlier = len(rep.file_rows) - len(rep.rows)
-    _note(f"gap: {len(rep.ran)} ran" + (f", {rep.skipped_done} already in {where}" if where
+    note(f"gap: {len(rep.ran)} ran" + (f", {rep.skipped_done} already in {where}" if where
                                          else "")
           + f", {len(rep.declined)} declined, {len(rep.bad_input)} bad input, "
             f"{len(fails)} failed" + (f"; ranked with {earlier} earlier row(s) of these files "
@@ -266,10 +266,10 @@ def _run(args, rest) -> int:
         return {"list": cmd_list, "solve": cmd_solve, "batch": cmd_batch, "gap": cmd_gap,
                 "reproduce": cmd_reproduce}[args.cmd](args)
     except BadInput as exc:
-        _error(f"error: {exc}")
+        error(f"error: {exc}")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        _error(f"interrupted (Ctrl-C) during `{args.cmd}`"
+        error(f"interrupted (Ctrl-C) during `{args.cmd}`"
                + (f"; finished rows are in {args.out}/records.csv: rerun the same command "
                   f"to resume" if args.cmd in ("batch", "gap") and args.out else ""))
         return EXIT_INTERRUPTED
@@ -330,7 +330,7 @@ def cli() -> None:
         if isinstance(cause, BrokenPipeError):
             code = exc.code             # what the command had come to when the reader went
         else:
-            _error(f"error: cannot write the records to stdout: {cause.strerror or cause}")
+            error(f"error: cannot write the records to stdout: {cause.strerror or cause}")
             code = EXIT_FAIL
     sys.exit(code)
 

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmarks.common import headline, machine, main, md_table, reproduce_cmd, write_report
+from benchmarks.common import main, md_table, table_report
 
 ROOT = Path(__file__).resolve().parent.parent
 # MDMCF's own group pool off (workers=1): one batch worker is then one process, as it is
@@ -237,6 +237,8 @@ from pathlib import Path
 from toolkit.threads import apply_share, one_blas_thread
 one_blas_thread()
 apply_share(1)                      # a pool worker's share: MDMCF's groups in this process
+from toolkit.heap import keep_freed_memory
+keep_freed_memory()                 # as a batch and its workers do
 import instances
 from toolkit.records_csv import CsvSink
 from toolkit.outdir import write_solution
@@ -368,36 +370,33 @@ def _report(out_dir, quick, s, df, cores, tasks, repeats, equal, parts) -> list[
             f"{p} {v:.0f} ms" for p, v in zip(parts.problem, parts.overhead_cpu)),
         f"- objectives equal in every run: {'yes' if equal else 'NO'} "
         f"({s.objectives_equal.iloc[0]} (instance, method) pairs)"]
-    md = ["# Batch scale-out: process pool and Dask", "",
-          f"Command: `{reproduce_cmd('batch-scaling', quick, out_dir)}`.", "",
-          f"Machine: {machine()}; {cores} cores usable. Load average (1 min) before each "
-          f"batch: min {load[0]:.1f}, median {load[1]:.1f}, max {load[2]:.1f}: other "
-          "processes share the cores. `ceiling`: the speedup that as many processes of pure "
-          "Python arithmetic got beside them just before (`ceiling()` in the module; the "
-          "worker count on idle cores), the most a batch could reach at that load; "
-          "`of_ceiling` = speedup / ceiling. Where Linux groups processes by session "
-          f"(autogroup: {_autogroup()}), the busy sessions share the cores evenly and all of "
-          "a batch's processes share its session's part, however many there are.",
-          "", f"{tasks} tasks ({METHODS.replace(',', ' and ')}; {tasks // 2} instances each), "
-          f"{repeats} repeat(s), medians; see the module docstring of "
-          "`benchmarks/batch_scaling.py` for what each column measures.", "",
-          md_table(table, ".3g"), "", "Targets (issue 29):", "", *verdict, "",
-          "## Where a task's overhead goes", "",
-          "Milliseconds per task, median over the tasks of each problem type, in one warm "
-          "process at a pool worker's share (`stages()` in the module: the batch's own calls, "
-          "timed one by one): CPU time of this thread, which the machine's load does not "
-          "stretch, for `read` (the file parsed, its problem and run key: the parent's part), "
-          "`build` (the instance built and validated, and the method asked whether it takes "
-          "it), `check` (the independent checker and the analytic bound), `solution` (the "
-          "solution as JSON data, then its file) and `row` (the CSV row, appended to a "
-          "fresh CSV); `overhead_wall` is the wall time of the same stages, `runtime` the "
-          "runs' `runtime_s`.", "",
-          md_table(parts, ".3g"), ""]
-    head = headline(f"Batch scale-out on {cores} cores ({tasks} tasks; the papers give none)",
-                    table[["mode", "workers", "wall_s", "speedup", "ceiling", "of_ceiling",
-                           "overhead_ms", "steady_ms", "objectives_equal"]])
-    return write_report(out_dir, "batch_scaling", md, {"batch_scaling.csv": df,
-                                                        "batch_scaling_stages.csv": parts}, head)
+    intro = [f"Load average (1 min) before each batch: min {load[0]:.1f}, median "
+             f"{load[1]:.1f}, max {load[2]:.1f}: other processes share the cores. `ceiling`: "
+             "the speedup that as many processes of pure Python arithmetic got beside them "
+             "just before (`ceiling()` in the module; the worker count on idle cores), the most "
+             "a batch could reach at that load; `of_ceiling` = speedup / ceiling. Where Linux "
+             f"groups processes by session (autogroup: {_autogroup()}), the busy sessions share "
+             "the cores evenly and all of a batch's processes share its session's part, however "
+             "many there are.",
+             "", f"{tasks} tasks ({METHODS.replace(',', ' and ')}; {tasks // 2} instances "
+             f"each), {repeats} repeat(s), medians; see the module docstring of "
+             "`benchmarks/batch_scaling.py` for what each column measures.", ""]
+    more = ["Targets (issue 29):", "", *verdict, "", "## Where a task's overhead goes", "",
+            "Milliseconds per task, median over the tasks of each problem type, in one warm "
+            "process at a pool worker's share (`stages()` in the module: the batch's own calls, "
+            "timed one by one): CPU time of this thread, which the machine's load does not "
+            "stretch, for `read` (the file parsed, its problem and run key: the parent's part), "
+            "`build` (the instance built and validated, and the method asked whether it takes "
+            "it), `check` (the independent checker and the analytic bound), `solution` (the "
+            "solution as JSON data, then its file) and `row` (the CSV row, appended to a "
+            "fresh CSV); `overhead_wall` is the wall time of the same stages, `runtime` the "
+            "runs' `runtime_s`.", "", md_table(parts, ".3g"), ""]
+    return table_report(
+        out_dir, quick, "batch-scaling", "Batch scale-out: process pool and Dask", cores, intro,
+        table, more, {"batch_scaling.csv": df, "batch_scaling_stages.csv": parts},
+        (f"Batch scale-out on {cores} cores ({tasks} tasks; the papers give none)",
+         ["mode", "workers", "wall_s", "speedup", "ceiling", "of_ceiling", "overhead_ms",
+          "steady_ms", "objectives_equal"]))
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchmarks.batch_scaling import METHODS, make_instances, run_batch
-from benchmarks.common import headline, machine, main, md_table, reproduce_cmd, write_report
+from benchmarks.common import main, table_report
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,20 +38,16 @@ from toolkit.threads import one_blas_thread
 one_blas_thread()
 t0 = time.perf_counter()
 import os
-from toolkit.batch import _modules
+from toolkit.batch import kernel_sets, pool_modules
 from toolkit.pools import kill_pool, process_pool
 from toolkit.registry import RunConfig, problem
 from toolkit.variants import parse_variants
 w, methods = json.loads(sys.argv[1])
-ms, ks = [], []
-for v in parse_variants(methods):
-    for p in ("lumos-reconfig", "delta"):
-        m = problem(p).methods.get(v.method)
-        if m is not None:
-            ms.append(m)
-            ks += m.kernel_sets(None, m.configure(v.config(RunConfig())))
+runs = [(problem(p).methods[v.method], v.config(RunConfig())) for v in parse_variants(methods)
+        for p in ("lumos-reconfig", "delta") if v.method in problem(p).methods]
+modules, kernels = pool_modules([m for m, _ in runs]), kernel_sets(runs)
 t1 = time.perf_counter()
-ex = process_pool(w, modules=_modules(ms), kernels=list(dict.fromkeys(ks)))
+ex = process_pool(w, modules=modules, kernels=kernels)
 pids = {f.result() for f in [ex.submit(os.getpid) for _ in range(w)]}
 t2 = time.perf_counter()
 kill_pool(ex)
@@ -121,20 +117,16 @@ def _report(out_dir: Path, quick: bool, df: pd.DataFrame, cores: int) -> list[Pa
     cols = ["tasks", "workers", "wall_s", "speedup", "runtime_sum_s", "slowdown", "start_s",
             "bound", "speedup_bound", "load"]
     table = df[cols]
-    md = ["# Batch scale-out against batch size", "",
-          f"Command: `{reproduce_cmd('batch-scaling-size', quick, out_dir)}`.", "",
-          f"Machine: {machine()}; {cores} cores usable.", "",
-          f"Tasks: {METHODS.replace(',', ' and ')}, half each (the instances of "
-          "`batch-scaling`, more of them), local process pool, 1 repeat. Columns: see the "
-          "module docstring of `benchmarks/batch_scaling_size.py` (`start_s`: the pool's "
-          "start alone; `bound` = start_s + runtime_sum_s / workers; `speedup_bound`: the "
-          "speedup if the pool's start were the batch's only cost).", "",
-          md_table(table, ".3g"), ""]
-    head = headline(f"Batch speedup against batch size on {cores} cores (pool)",
-                    table[["tasks", "workers", "wall_s", "speedup", "slowdown", "start_s",
-                           "speedup_bound"]])
-    return write_report(out_dir, "batch_scaling_size", md, {"batch_scaling_size.csv": df},
-                        head)
+    intro = [f"Tasks: {METHODS.replace(',', ' and ')}, half each (the instances of "
+             "`batch-scaling`, more of them), local process pool, 1 repeat. Columns: see the "
+             "module docstring of `benchmarks/batch_scaling_size.py` (`start_s`: the pool's "
+             "start alone; `bound` = start_s + runtime_sum_s / workers; `speedup_bound`: the "
+             "speedup if the pool's start were the batch's only cost).", ""]
+    return table_report(
+        out_dir, quick, "batch-scaling-size", "Batch scale-out against batch size", cores,
+        intro, table, [], {"batch_scaling_size.csv": df},
+        (f"Batch speedup against batch size on {cores} cores (pool)",
+         ["tasks", "workers", "wall_s", "speedup", "slowdown", "start_s", "speedup_bound"]))
 
 
 if __name__ == "__main__":

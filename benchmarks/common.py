@@ -95,6 +95,20 @@ def write_report(out_dir: Path, name: str, md_lines: list[str], tables: dict,
     return Report(paths, head)
 
 
+
+def table_report(out_dir: Path, quick: bool, target: str, title: str, cores: int,
+                 intro: list[str], table: pd.DataFrame, more: list[str], tables: dict,
+                 head: tuple[str, list[str]]) -> Report:
+    """A report around one main table (the batch benchmarks'): ``# title``, the command of
+    ``target``, the machine and its usable ``cores``, the lines ``intro``, ``table``, the
+    lines ``more``; the CSVs ``tables`` ({file name: DataFrame}); the headline ``head``:
+    its title and the columns of ``table`` it shows."""
+    md = [f"# {title}", "", f"Command: `{reproduce_cmd(target, quick, out_dir)}`.", "",
+          f"Machine: {machine()}; {cores} cores usable.", "", *intro, md_table(table, ".3g"),
+          "", *more]
+    return write_report(out_dir, target.replace("-", "_"), md, tables,
+                        headline(head[0], table[head[1]]))
+
 def main(run, doc: str) -> None:
     """The command line every benchmark script shares: [--quick] [--out DIR], the same as
     ``solve.py reproduce TARGET`` (same default folders and refusals; headline on stdout,

@@ -116,6 +116,21 @@ def test_kernel_sets_follow_the_options_and_the_instance():
     assert sets(a2a["rdc"], zipf, relabel="false") == () == sets(a2a["static"], zipf)
 
 
+
+def test_a_batch_warms_the_sets_of_its_methods_once_each():
+    """toolkit.batch.kernel_sets: the union over (method, options), in order, a bad option
+    value left to its task (the batch's pools and Dask workers warm these)."""
+    from toolkit.batch import kernel_sets
+    from toolkit.registry import RunConfig
+
+    reconfig, spectra = problems()["lumos-reconfig"].methods, problems()["spectra"].methods
+    runs = lambda *mo: [(m, RunConfig(options=o)) for m, o in mo]
+    assert kernel_sets(runs((reconfig["itv-mdmcf"], {"lns": "0"}), (reconfig["itv-mcf"], {}),
+                            (reconfig["itv-mdmcf"], {}))) == ["lumos-chains", "lumos-lns"]
+    assert kernel_sets(runs((reconfig["itv-mdmcf"], {"eject": "maybe"}),
+                            (spectra["spectra"], {}))) == ["spectra"]
+    assert kernel_sets([]) == []
+
 def test_a_run_after_its_warm_up_compiles_nothing():
     """Every case's record: a warm-up (it loaded its kernels before the clock) and no
     ``compile_s`` (nothing compiled or loaded inside it): the warm-ups' signatures are

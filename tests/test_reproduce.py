@@ -175,3 +175,24 @@ def test_delta_milp_headline_puts_the_papers_claims_beside_the_solves():
                             "gpt-7b N=2: time_limit in 120 s"]
     assert list(t.paper) == ["O(|M|^2): 2", "O(|M|): 1", '"within minutes"',
                              '"tens of hours" at 0.1 ms']
+
+
+def test_the_batch_benchmarks_report_around_their_table(tmp_path):
+    """benchmarks.common.table_report (batch-scaling's and batch-scaling-size's shape): title,
+    command, machine and cores, the text around the table, the CSVs, the headline's columns."""
+    import pandas as pd
+
+    from benchmarks.common import table_report
+
+    table = pd.DataFrame({"workers": [1, 2], "wall_s": [4.0, 2.5], "load": [0.5, 0.7]})
+    rep = table_report(tmp_path, True, "batch-scaling-size", "A title", 2, ["before", ""],
+                       table, ["after"], {"batch_scaling_size.csv": table},
+                       ("Head", ["workers", "wall_s"]))
+    md = (tmp_path / "batch_scaling_size.md").read_text().splitlines()
+    assert md[0] == "# A title" and "reproduce batch-scaling-size --quick" in md[2]
+    assert md[4].endswith("; 2 cores usable.") and md[6:8] == ["before", ""]
+    assert md[8:12] == ["| workers | wall_s | load |", "|---|---|---|", "| 1 | 4 | 0.5 |",
+                        "| 2 | 2.5 | 0.7 |"] and md[-1] == "after"
+    assert rep == [tmp_path / "batch_scaling_size.md", tmp_path / "batch_scaling_size.csv"]
+    assert rep.headline.splitlines()[0] == "Head" and "load" not in rep.headline
+    assert pd.read_csv(rep[1]).equals(table)

@@ -33,7 +33,7 @@ from instances.errors import InstanceError
 from toolkit.batch_dask import SchedulerError  # noqa: F401 - bad --scheduler (solve.py)
 from toolkit.batch_dask import dask_client, dask_thread_cap, run_dask
 from toolkit.batch_pool import cores, run_pool, thread_cap
-from toolkit.heap import heap_frozen
+from toolkit.heap import heap_frozen, keep_freed_memory
 from toolkit.outdir import RecordsError  # noqa: F401 - a bad records CSV (solve.py)
 from toolkit.records_csv import CsvSink, path_method
 from toolkit.registry import RunConfig, problem
@@ -207,6 +207,7 @@ def run_batch(paths, methods, cfg: RunConfig, out: str | Path | None, workers: i
     check_shared(cfg.options, selected_methods(
         None if variants is None else list(dict.fromkeys(v.method for v in variants))))
     client = dask_client(scheduler) if scheduler is not None else None   # "": refused
+    keep_freed_memory()             # the tasks' (and the files') arrays: pages kept (toolkit.heap)
     try:
         with heap_frozen() as freeze:   # the parsed files and records: kept, not traversed
             sink = CsvSink(out)
@@ -278,7 +279,7 @@ def _run(tasks, cfg, workers, client, sink, report, progress, solutions=None,
                      _kernels(tasks, cfg))
         elif workers > 1 and len(tasks) > 1:
             n = min(workers, len(tasks))
-            run_pool(_task, tasks, cfg, n, collect, solutions, _modules(_methods(tasks)),
+            run_pool(_task, tasks, cfg, n, collect, solutions, pool_modules(_methods(tasks)),
                      _kernels(tasks, cfg), thread_cap(cores(), n))
         else:
             loaded = -1
@@ -301,24 +302,30 @@ def _methods(tasks) -> list:
                  for t in tasks}.values())
 
 
-def _modules(methods) -> list[str]:
+def pool_modules(methods) -> list[str]:
     """What a pool's workers import once (:func:`toolkit.registry.preload_modules`)."""
     from toolkit.registry import preload_modules
 
     return sorted({mod for m in methods for mod in preload_modules(m)})
 
 
-def _kernels(tasks, cfg) -> list[str]:
-    """The compiled kernel sets the tasks' methods run with their options, on any instance
-    (``Method.kernels``), warmed once a worker."""
+def kernel_sets(runs) -> list[str]:
+    """The compiled kernel sets that ``runs``, (Method, RunConfig) pairs, use with their
+    options on any instance (``Method.kernels``), once each, in order: what a worker warms
+    once. A bad --option value is left to its task to report."""
     out: dict = {}
-    for data, _, v, _ in tasks:
-        method = problem(data["problem"]).methods[v.method]
+    for method, cfg in runs:
         try:
-            out.update(dict.fromkeys(method.kernel_sets(None, method.configure(v.config(cfg)))))
+            out.update(dict.fromkeys(method.kernel_sets(None, method.configure(cfg))))
         except ValueError:          # a bad --option value: the task reports it
             pass
     return list(out)
+
+
+def _kernels(tasks, cfg) -> list[str]:
+    """:func:`kernel_sets` of the tasks' methods and variants."""
+    return kernel_sets((problem(data["problem"]).methods[v.method], v.config(cfg))
+                       for data, _, v, _ in tasks)
 
 
 def _bar(total, enabled):

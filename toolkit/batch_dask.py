@@ -83,7 +83,8 @@ def on_worker(task, setup, *args):
     gets there first), cap this process's threads at ``share`` cores
     (:func:`toolkit.threads.apply_share`; the nanny started it with OpenMP, OpenBLAS and
     MKL at one thread already), unless it is the batch's own process (a cluster of threads:
-    its caps are the user's), and warm ``kernels``."""
+    its caps are the user's), keep freed memory (:func:`toolkit.heap.keep_freed_memory`)
+    and warm ``kernels``."""
     import os
 
     owner, share, kernels = setup
@@ -93,6 +94,9 @@ def on_worker(task, setup, *args):
                 from toolkit.threads import apply_share
 
                 apply_share(share)
+            from toolkit.heap import keep_freed_memory
+
+            keep_freed_memory()
             if kernels:
                 from toolkit.kernels import warm
 

@@ -35,7 +35,7 @@ def _num(v: str):
     return v
 
 
-def _config(args):
+def run_config(args):
     from toolkit.config import ConfigError, check_config, fold_params
     from toolkit.options import OptionError, check_params
     from toolkit.registry import RunConfig
@@ -65,19 +65,20 @@ def _config(args):
 
 
 
-def _note(msg: str):
-    """An informational line on stderr (silenced by -q)."""
-    from toolkit.progress import note
+def note(msg: str):
+    """An informational line on stderr (silenced by -q): toolkit.progress.note, imported on
+    the first note (it imports logging)."""
+    from toolkit import progress
 
-    note(msg)
+    progress.note(msg)
 
 
-def _error(msg: str):
+def error(msg: str):
     """The line of an error that makes the exit code nonzero: printed even with -q."""
     print(msg, file=sys.stderr)
 
 
-def _out_folder(path, flag: str = "--out") -> Path:
+def out_folder(path, flag: str = "--out") -> Path:
     """``--out`` as a folder (created), or BadInput when it names a file or cannot be made."""
     from toolkit.outdir import OutDirError, out_dir
 

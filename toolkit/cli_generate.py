@@ -7,7 +7,7 @@ from pathlib import Path
 
 from toolkit import records_out
 from toolkit.cli_args import Parser
-from toolkit.cli_common import EXIT_BAD_INPUT, EXIT_OK, BadInput, _note, _out_folder
+from toolkit.cli_common import EXIT_BAD_INPUT, EXIT_OK, BadInput, note, out_folder
 from toolkit.records_out import out
 
 
@@ -47,7 +47,7 @@ def cmd_generate(args, rest) -> int:
     params.pop("output")
     if not args.output:
         raise BadInput(f"generate {prob.name}: -o FILE is required")
-    _out_folder(Path(args.output).parent, f"-o {args.output}: folder")
+    out_folder(Path(args.output).parent, f"-o {args.output}: folder")
     try:
         inst = prob.generator.run(**params)
         instances.from_dict(inst.to_dict())     # never write a file that solve would refuse
@@ -57,7 +57,7 @@ def cmd_generate(args, rest) -> int:
         instances.save_instance(inst, args.output)
     except OSError as exc:
         raise BadInput(f"-o {args.output}: cannot write ({exc.strerror or exc})") from None
-    _note(f"wrote {args.output} ({inst.name})")
+    note(f"wrote {args.output} ({inst.name})")
     return EXIT_OK
 
 
@@ -67,12 +67,12 @@ def cmd_reproduce(args) -> int:
 
     if args.target not in TARGETS:
         raise BadInput(f"unknown reproduce target {args.target!r} (known: {', '.join(TARGETS)})")
-    folder = _out_folder(default_out(args.quick, args.target) if args.out is None else args.out)
+    folder = out_folder(default_out(args.quick, args.target) if args.out is None else args.out)
     try:
         report = run_target(args.target, quick=args.quick, out_dir=folder)
     except ReproduceError as exc:
         raise BadInput(str(exc)) from None
     for p in report:
-        _note(f"wrote {p}")
+        note(f"wrote {p}")
     out(report.headline)
     return EXIT_OK

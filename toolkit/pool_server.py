@@ -3,10 +3,11 @@ there only (its preload), it acts only while ``OCS_POOL_SERVER`` names what to l
 
 In order: Ctrl-C ignored while loading (the owner stops its pools); OpenBLAS, OpenMP, MKL
 and numexpr at one thread and numba at the pool's share (:mod:`toolkit.threads`), before
-anything imports numpy; then the batch's modules and the named ones imported and the named
-kernel sets warmed, and all of it moved out of the garbage collector's sight
-(``gc.freeze``: the workers' collections then skip the libraries' objects, issue 29 item
-3). A failure here costs only time: the workers import and warm what they need
+anything imports numpy; glibc's allocator told to keep freed memory
+(:func:`toolkit.heap.keep_freed_memory`); then the batch's modules and the named ones
+imported and the named kernel sets warmed, and all of it moved out of the garbage
+collector's sight (``gc.freeze``: the workers' collections then skip the libraries'
+objects, issue 29 item 3). A failure here costs only time: the workers import and warm what they need
 themselves. ``THREADS`` is the server's thread count when it was done (1: nothing
 started a thread, so forking it is safe); every worker inherits the value.
 """
@@ -27,6 +28,9 @@ if SPEC:
     try:
         os.environ.update({v: "1" for v in LIB_VARS})
         os.environ["NUMBA_NUM_THREADS"] = str(SPEC.get("share", 1))
+        from toolkit.heap import keep_freed_memory
+
+        keep_freed_memory()             # the workers inherit it (toolkit.heap)
         for _mod in ("numpy", "toolkit.batch"):
             importlib.import_module(_mod)
         from toolkit.registry import problems

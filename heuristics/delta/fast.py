@@ -19,8 +19,7 @@ import numpy as np
 
 from heuristics.delta.sim import SimulationInterrupted, compile_graph, simulate
 from instances.dag import max_weight_antichain, topological_order
-from instances.delta.instance import DeltaInstance
-from models.delta.milp import x_max
+from instances.delta.instance import DeltaInstance, x_max
 
 
 # ------------------------------------------------------------------------------------------

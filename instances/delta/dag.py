@@ -4,9 +4,9 @@ Ye et al. 2026, Section III-A (Fig. 3). The paper's traces came from SimAI; this
 spec's Megatron-faithful generator (delta spec 1.2.5): per-stage programs of Megatron's
 non-interleaved 1F1B schedule with blocking batched P2P (rendezvous), DP gradient sync
 after the last backward of each stage (a barrier across replicas), then the reduction
-of section 1.2.3: intra-pod work between two inter-pod tasks becomes a weighted edge
-(longest intra-only path), work before the first one a release time r_m, work after the
-last one a tail q_m.
+of section 1.2.3 (:mod:`instances.delta.reduce`): intra-pod work between two inter-pod
+tasks becomes a weighted edge (longest intra-only path), work before the first one a
+release time r_m, work after the last one a tail q_m.
 
 Replicas (spec 3.2): ``replicas="full"`` builds every DP replica; ``"canonical"`` builds
 replica 0 only, with one topology variable per orbit of Pod pairs under replica rotation.
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from instances.dag import topological_order
 from instances.delta.models import Job, dp_volume_mb, pp_volume_mb, stage_times
+from instances.delta.reduce import reduce_plan
 
 
 @dataclass
@@ -31,7 +31,7 @@ class FullDag:
     comm: list[int] = field(default_factory=list)     # task index, or -1 for intra-pod nodes
     edges: list[tuple[int, int]] = field(default_factory=list)
     tasks: list[dict] = field(default_factory=list)   # inter-pod communication tasks
-    # reduce_dag's view of the shape (_plan), shared by the DAGs of one job shape
+    # reduce_dag's view of the shape (reduce_plan), shared by the DAGs of one job shape
     plan: dict | None = field(default=None, repr=False, compare=False)
 
     def add(self, name: str, dur: float = 0.0, task: dict | None = None) -> int:
@@ -289,125 +289,5 @@ def _build_shape(L: Layout, N: int, ns: int, sp: int, canonical: bool, p2p_mode:
                     if r_src == r or (not L.canonical and r_dst == r):
                         edge((node, opt))
     return dict(names=g.names, codes=np.array(codes, dtype=np.int64), comm=g.comm,
-                edges=g.edges, tasks=g.tasks, links=L.links, link_of=L._link_of, plan=_plan(g))
-
-
-def reduce_dag(g: FullDag, prune: bool = True) -> dict:
-    """Reduction of spec 1.2.3: edges between inter-pod tasks weighted by the longest
-    intra-only path, release times r_m (from the virtual source), tails q_m and Q_0.
-
-    One reverse-topological pass carries, for every node, the vector of longest
-    intra-only distances to every inter-pod task (freed once its last predecessor used
-    it; the order, successors and last readers come from :func:`_plan`, once per shape).
-    With ``prune`` an edge a->c is dropped when a chain a -> e -> ... -> c through other
-    inter-pod tasks is at least as long: then S_c >= C_a + delta_ac already follows
-    (durations are >= 0). This is the valid strengthening of the spec's optional rule and
-    keeps the DAG's ASAP semantics exactly.
-    """
-    plan = g.plan if g.plan is not None else _plan(g)
-    M, comm, dur = len(g.tasks), plan["comm"], g.dur
-    NEG = -np.inf
-    vec: list = [None] * len(comm)    # intra node -> distances to tasks (from its start)
-    tail_of = [0.0] * len(comm)       # intra node -> longest intra-only path to the sink
-    first = np.full((M, M), NEG)      # first[a, c] = delta_{a->c} (intra-only paths)
-    tail = np.zeros(M)
-    none = np.full(M, NEG)
-    for v, ws, hits, free in plan["steps"]:
-        # the successors' distance vectors (their maximum: one numpy call per join, most
-        # nodes have one intra-pod successor) and the tasks that follow v directly
-        if not ws:
-            bt, acc = NEG, none.copy() if hits or comm[v] >= 0 else none
-        elif len(ws) == 1:
-            bt, acc = tail_of[ws[0]], vec[ws[0]].copy() if hits else vec[ws[0]]
-        else:
-            bt = max([tail_of[w] for w in ws])
-            acc = np.maximum(vec[ws[0]], vec[ws[1]])
-            for w in ws[2:]:
-                np.maximum(acc, vec[w], out=acc)
-        for c in hits:
-            if not acc[c] >= 0.0:                   # max(acc[c], 0.0)
-                acc[c] = 0.0
-        for w in free:
-            vec[w] = None
-        m = comm[v]
-        if m >= 0:
-            first[m] = acc
-            tail[m] = max(bt, 0.0)
-        else:       # x + 0.0 == x: a zero-time node (POST, DONE) shares its vector
-            d = float(dur[v])
-            vec[v] = acc + d if d else acc
-            tail_of[v] = (bt if ws or hits else 0.0) + d
-    release = np.full(M, NEG)
-    q0 = 0.0
-    for v in plan["sources"]:
-        if comm[v] >= 0:
-            release[comm[v]] = max(release[comm[v]], 0.0)
-        else:
-            np.maximum(release, vec[v], out=release)
-            q0 = max(q0, tail_of[v])
-    release = np.maximum(release, 0.0)
-    q0 = max(q0, 0.0)   # only all-intra source -> sink paths; tails of tasks carry the rest
-    keep = _pruned(first, plan["topo"]) if prune and M else first > NEG
-    ai, ci = np.nonzero(keep)
-    deps = np.column_stack([ai, ci, first[ai, ci]]).astype(float)    # rows (pre, succ, delay)
-    return dict(deps=deps, release=release, tail=tail, q0=q0)
-
-
-def _plan(g: FullDag) -> dict:
-    """What :func:`reduce_dag` needs of a DAG's shape: per node in reverse topological
-    order, (node, intra-pod successors, tasks that follow it directly, intra-pod nodes
-    whose vector it reads last); the sources; the tasks in topological order."""
-    n, comm = len(g.comm), list(g.comm)
-    order = topological_order(n, [a for a, _ in g.edges], [b for _, b in g.edges]).tolist()
-    pos = [0] * n
-    for i, v in enumerate(order):
-        pos[v] = i
-    succ: list[list[int]] = [[] for _ in range(n)]
-    hits: list[list[int]] = [[] for _ in range(n)]
-    last = [-1] * n                   # intra node -> its predecessor processed last
-    for a, b in g.edges:
-        if comm[b] >= 0:
-            hits[a].append(comm[b])
-        else:
-            succ[a].append(b)
-            if last[b] < 0 or pos[a] < pos[last[b]]:
-                last[b] = a
-    free: list[list[int]] = [[] for _ in range(n)]
-    for b in range(n):
-        if last[b] >= 0:
-            free[last[b]].append(b)
-    sources = sorted(set(range(n)) - {b for _, b in g.edges})
-    return dict(comm=comm, steps=[(v, succ[v], hits[v], free[v]) for v in reversed(order)],
-                sources=sources, topo=[comm[v] for v in order if comm[v] >= 0])
-
-
-def _pruned(first: np.ndarray, topo: list[int]) -> np.ndarray:
-    """The edges a -> c (``first[a, c]`` finite) that no chain a -> e -> ... -> c through
-    other tasks makes redundant: one whose longest chain is within 1e-9 (relative) of the
-    edge is dropped. ``topo``: the tasks in topological order.
-
-    The rows are taken from the last task to the first, each from the longest chains of
-    the tasks it precedes. Indexed in ``topo``'s order, a task reaches only later ones, so
-    a row's chains are summed from its first successor's column on (the work shrinks to
-    the upper triangle), the same sums and maxima as over the whole row."""
-    NEG = -np.inf
-    M = len(topo)
-    ix = np.ix_(topo, topo)
-    F = first[ix]                          # F[i, j] finite only for j > i
-    keep = F > NEG
-    longest = np.full((M, M), NEG)         # longest path i -> j via any tasks (durations 0)
-    via = np.empty(M)
-    for i in range(M - 1, -1, -1):
-        hits = np.flatnonzero(keep[i])
-        if not hits.size:
-            longest[i] = F[i]
-            continue
-        lo = hits[0] + 1                   # no chain from row i ends at or before hits[0]
-        f = F[i, hits]
-        via[:lo] = NEG
-        via[lo:] = (f[:, None] + longest[hits, lo:]).max(axis=0)
-        keep[i, hits] = f > via[hits] + 1e-9 * np.maximum(1.0, np.abs(f))
-        np.maximum(F[i], via, out=longest[i])
-    out = np.empty_like(keep)
-    out[ix] = keep
-    return out
+                edges=g.edges, tasks=g.tasks, links=L.links, link_of=L._link_of,
+                plan=reduce_plan(g, [c == 0 for c in codes]))

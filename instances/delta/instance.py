@@ -18,7 +18,7 @@ link is an orbit of Pod pairs and ``incidence[p]`` = a_{p,e} ports per circuit a
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 
 import numpy as np
 
@@ -46,16 +46,18 @@ class DeltaInstance:
     q0: float = 0.0
     job: dict | None = None
     meta: dict = field(default_factory=dict)
+    # a topological order of the tasks the caller knows (the reduction's): checked, not sought
+    task_order: InitVar[np.ndarray | None] = None
 
     problem = "delta"
 
     # ---- derived arrays -------------------------------------------------------------------
-    def __post_init__(self):
+    def __post_init__(self, task_order=None):
         self.ports = np.asarray(self.ports, dtype=float)
         self.deps = np.asarray(self.deps, dtype=float).reshape(-1, 3)
         self.release = np.asarray(self.release, dtype=float)
         self.tail = np.asarray(self.tail, dtype=float)
-        self._validate()
+        self._validate(task_order)
         self.link_of = np.array([t["link"] for t in self.tasks], dtype=np.int64)
         self.dir_of = np.array([t["dir"] for t in self.tasks], dtype=np.int64)
         self.flows = np.array([t["flows"] for t in self.tasks], dtype=float)
@@ -71,7 +73,7 @@ class DeltaInstance:
     def n_tasks(self) -> int:
         return len(self.tasks)
 
-    def _validate(self):
+    def _validate(self, task_order=None):
         """Array-level checks of a constructed instance (files are checked field by field
         before, in instances.delta.input; this also guards programmatic construction)."""
         number("bandwidth", self.bandwidth, lo=0.0, strict_lo=True)
@@ -115,7 +117,7 @@ class DeltaInstance:
             if np.any(self.deps[:, 2] < 0):
                 raise InstanceError("deps", "delays must be >= 0")
             # kept for the critical path (instances.delta.input), which needs the same order
-            self._task_order = _check_acyclic(M, self.deps[:, :2].astype(np.int64))
+            self._task_order = _check_acyclic(M, self.deps[:, :2].astype(np.int64), task_order)
 
     # ---- I/O ------------------------------------------------------------------------------
     FIELDS = ('job', 'bandwidth', 'pods', 'links', 'tasks', 'deps', 'release', 'tail', 'q0')   # besides problem, format, name, meta
@@ -198,11 +200,20 @@ def nic_groups(tasks, side: str) -> dict[tuple[int, ...], int]:
     return groups
 
 
+def x_max(inst: DeltaInstance) -> np.ndarray:
+    """Largest feasible circuit count per link: min over its pods of floor(U_p / a_pe)."""
+    A = inst.incidence
+    with np.errstate(divide="ignore"):
+        cap = np.where(A > 0, np.floor(inst.ports[:, None] / np.where(A > 0, A, 1)), np.inf)
+    return cap.min(axis=0)
+
+
 def from_job(job_dict: dict, name: str = "delta") -> DeltaInstance:
     """Generate the reduced inter-pod DAG of a job description (spec 1.2.5). The job is
     checked field by field, and its DAG size and compute time are estimated and guarded
     before anything is built (instances.delta.input)."""
-    from instances.delta.dag import build_full_dag, reduce_dag
+    from instances.delta.dag import build_full_dag
+    from instances.delta.reduce import reduce_dag
     from instances.delta.input import check_horizon, guard_job
     from instances.delta.models import Job
 
@@ -214,13 +225,20 @@ def from_job(job_dict: dict, name: str = "delta") -> DeltaInstance:
                          links=layout.links, tasks=g.tasks, deps=red["deps"], release=red["release"],
                          tail=red["tail"], q0=red["q0"], job=dict(job_dict),
                          meta={"replicas": layout.R, "canonical": layout.canonical,
-                               "stages_per_pod": layout.sp, "n_s": layout.ns})
+                               "stages_per_pod": layout.sp, "n_s": layout.ns},
+                         task_order=red["order"])
     check_horizon(inst, "job")
     return inst
 
 
-def _check_acyclic(M: int, edges: np.ndarray) -> np.ndarray:
-    """A topological order of the tasks under ``edges``; InstanceError on a cycle."""
+def _check_acyclic(M: int, edges: np.ndarray, order=None) -> np.ndarray:
+    """A topological order of the tasks under ``edges``: ``order`` where it is one, else
+    Kahn's; InstanceError on a cycle. (Any such order gives the critical path's numbers.)"""
+    if order is not None and len(order) == M and sorted(order) == list(range(M)):
+        pos = np.empty(M, dtype=np.int64)
+        pos[np.asarray(order, dtype=np.int64)] = np.arange(M)
+        if (pos[edges[:, 0]] < pos[edges[:, 1]]).all():
+            return np.asarray(order, dtype=np.int64)
     try:
         return topological_order(M, edges[:, 0], edges[:, 1])
     except ValueError:

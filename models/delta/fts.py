@@ -19,9 +19,8 @@ import numpy as np
 from gurobipy import GRB
 
 from instances.dag import longest_depth
-from instances.delta.instance import DeltaInstance, nic_groups
+from instances.delta.instance import DeltaInstance, nic_groups, x_max
 from models.backend import Result, every, new_model
-from models.delta.milp import x_max
 
 
 BLOCK = 32      # tasks per block of (task x slice) rows between two budget checks

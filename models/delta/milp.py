@@ -19,7 +19,7 @@ import numpy as np
 from gurobipy import GRB
 
 from instances.dag import topological_order
-from instances.delta.instance import DeltaInstance, DeltaSolution, nic_groups
+from instances.delta.instance import DeltaInstance, DeltaSolution, nic_groups, x_max
 from models.backend import Result, every, new_model
 
 
@@ -114,14 +114,6 @@ class IntervalHandles:
     C: gp.Var
     u: dict = field(default_factory=dict)   # (r, k) -> Var (Topo only)
     ports: gp.LinExpr | None = None         # sum_{i != j} x_ij (objective 4)
-
-
-def x_max(inst: DeltaInstance) -> np.ndarray:
-    """Largest feasible circuit count per link: min over its pods of floor(U_p / a_pe)."""
-    A = inst.incidence
-    with np.errstate(divide="ignore"):
-        cap = np.where(A > 0, np.floor(inst.ports[:, None] / np.where(A > 0, A, 1)), np.inf)
-    return cap.min(axis=0)
 
 
 def build_interval(inst: DeltaInstance, K: int, T_up: float, variant: str = "joint",

@@ -11,7 +11,8 @@ import pytest
 import instances
 from heuristics.delta.sim import simulate
 from instances.delta.instance import DeltaInstance, DeltaSolution, _plain_tasks, check_solution
-from instances.delta.dag import _pruned, build_full_dag, reduce_dag
+from instances.delta.dag import build_full_dag
+from instances.delta.reduce import _pruned, reduce_dag
 from instances.delta.models import TABLE_I, Job
 from instances.errors import InstanceError
 from instances.lumos.instance import _first_repeat
@@ -75,7 +76,7 @@ def _full_width(first: np.ndarray, topo: list[int]) -> np.ndarray:
 def test_pruning_on_the_upper_triangle_keeps_the_same_edges(name, mode, replicas, monkeypatch):
     job = Job(**dict(TABLE_I[name], micro_batches=6, p2p_mode=mode, replicas=replicas))
     seen = []
-    monkeypatch.setattr("instances.delta.dag._pruned",
+    monkeypatch.setattr("instances.delta.reduce._pruned",
                         lambda first, topo: seen.append((first.copy(), topo)) or _pruned(first, topo))
     red = reduce_dag(build_full_dag(job)[0])
     first, topo = seen[0]
@@ -197,8 +198,8 @@ def test_a_job_shapes_dag_is_built_once_and_filled_with_each_jobs_numbers(monkey
         assert (g.names, g.dur, g.comm, g.edges, g.tasks) == \
             (g0.names, g0.dur, g0.comm, g0.edges, g0.tasks)
         assert (lay.pods, lay.ports, lay.links) == (lay0.pods, lay0.ports, lay0.links)
-        red = dd.reduce_dag(g)                                      # its shape's plan
-        red0 = dd.reduce_dag(dd.FullDag(g0.names, g0.dur, g0.comm, g0.edges, g0.tasks))
+        red = reduce_dag(g)                                      # its shape's plan
+        red0 = reduce_dag(dd.FullDag(g0.names, g0.dur, g0.comm, g0.edges, g0.tasks))
         for k in ("deps", "release", "tail"):
             assert np.array_equal(red[k], red0[k])
         assert red["q0"] == red0["q0"]
@@ -215,8 +216,8 @@ def test_a_dag_changed_after_it_was_built_is_reduced_as_it_is_now():
     a = g.add("F(extra)", 5.0)
     g.edge(a, next(v for v, c in enumerate(g.comm) if c >= 0))    # a new source before a task
     assert g.plan is None and plan is not None
-    red = dd.reduce_dag(g)
-    fresh = dd.reduce_dag(dd.FullDag(list(g.names), list(g.dur), list(g.comm), list(g.edges),
+    red = reduce_dag(g)
+    fresh = reduce_dag(dd.FullDag(list(g.names), list(g.dur), list(g.comm), list(g.edges),
                                      g.tasks))
     assert np.array_equal(red["deps"], fresh["deps"]) and red["release"].max() >= 5.0
 
@@ -268,3 +269,56 @@ def test_the_critical_path_is_the_longest_path_with_repeated_dependencies_or_not
         out = pre == m
         np.maximum.at(es, suc[out], es[m] + dur[m] + inst.deps[out, 2])
     assert _critical_path(inst) == max(inst.q0, float(np.max(es + dur + inst.tail)))
+
+
+@pytest.mark.parametrize("name, mode, replicas, ring", [
+    ("gpt-7b", "megatron_blocking", "canonical", "bidirectional"),
+    ("gpt-7b", "async", "full", "unidirectional"),
+    ("megatron-177b", "megatron_blocking", "full", "bidirectional"),
+    ("mixtral-8x22b", "async", "canonical", "bidirectional")])
+def test_the_reduction_skips_zero_time_nodes_with_the_same_numbers(name, mode, replicas, ring):
+    """instances.delta.reduce.reduce_plan: a zero-time node with one intra-pod successor and
+    no task after it gets no step (it has its successor's vector): the reduction's arrays
+    are bit for bit those of the pass over every node."""
+    import instances.delta.dag as dd
+    from instances.delta.reduce import reduce_plan
+
+    for mb in (1, 3, 8):
+        job = Job(**dict(TABLE_I[name], micro_batches=mb, p2p_mode=mode, replicas=replicas,
+                         dp_ring=ring, opt_ms=1.5))
+        g, _ = build_full_dag(job)
+        every = dd.FullDag(g.names, g.dur, g.comm, g.edges, g.tasks,
+                           reduce_plan(g, [False] * len(g.comm)))       # a step per node
+        assert len(g.plan["steps"]) < len(every.plan["steps"]) == len(g.comm)
+        for prune in (True, False):
+            fast, slow = reduce_dag(g, prune), reduce_dag(every, prune)
+            for k in ("deps", "release", "tail"):
+                assert fast[k].tobytes() == slow[k].tobytes(), k
+            assert fast["q0"] == slow["q0"]
+
+
+def test_a_task_order_given_is_checked_and_gives_the_same_critical_path():
+    """DeltaInstance(task_order=...): the reduction's order is kept (no search) and the
+    critical path is the number a searched order gives; an order that is no topological
+    one is not taken (searched instead, a cycle still refused)."""
+    from instances.delta.input import critical_path_ms
+    from instances.delta.instance import _check_acyclic
+
+    built = instances.from_dict(copy.deepcopy(DERIVED))
+    for job in (dict(TABLE_I["gpt-7b"], micro_batches=4),
+                dict(TABLE_I["megatron-177b"], micro_batches=6, replicas="full")):
+        inst = instances.delta.instance.from_job(job)
+        fields = {k: getattr(inst, k) for k in ("name", "bandwidth", "pods", "ports", "links",
+                                                 "tasks", "deps", "release", "tail", "q0")}
+        searched = DeltaInstance(**fields)
+        red = reduce_dag(build_full_dag(Job.from_dict(job))[0])
+        assert inst._task_order.tolist() == red["order"].tolist()           # kept
+        assert critical_path_ms(inst) == critical_path_ms(searched)
+        assert inst.release.tolist() == searched.release.tolist()
+    edges = built.deps[:, :2].astype(np.int64)
+    M = built.n_tasks
+    good = _check_acyclic(M, edges)
+    assert _check_acyclic(M, edges, good[::-1].copy()).tolist() == good.tolist()  # not taken
+    assert _check_acyclic(M, edges, list(range(M - 1))).tolist() == good.tolist()
+    with pytest.raises(InstanceError, match="cycle"):
+        _check_acyclic(M, np.vstack([edges, edges[:1, ::-1]]), good)

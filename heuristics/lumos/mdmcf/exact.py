@@ -42,7 +42,6 @@ where ITV-MCF takes 4 ms. ``LP_ITERS`` = 4 is 6-7x the iterations the LPs took o
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 
 FIX_BELOW = 0.0             # fix LP ones with coef below this: the old mirrored circuits
@@ -52,6 +51,19 @@ LP_ITERS = 4                # the LP's simplex iteration limit per binary (modul
 def model_size(C: np.ndarray, M: int) -> int:
     """Binaries of the reduced model of one group: ordered pairs with C > 0 times M."""
     return int(np.count_nonzero(C)) * M
+
+
+class Csr:
+    """The row-wise (CSR) arrays of a 0/1 matrix given by the (row, column) pairs of its
+    ones, each pair once, as ``scipy.sparse.csr_matrix`` holds them (rows in order, each
+    row's columns sorted; HiGHS reads the model in this order): built with numpy, where
+    scipy.sparse cost every ITV-MDMCF process its import (issue 29 item 3)."""
+
+    def __init__(self, rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]):
+        self.shape, self.nnz = shape, len(rows)
+        self.indices = cols[np.lexsort((cols, rows))]
+        self.indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=shape[0]))])
+        self.data = np.ones(self.nnz)
 
 
 class _Reduced:
@@ -70,8 +82,7 @@ class _Reduced:
         pid, e_of = np.unique(pair, return_inverse=True)
         rows = np.concatenate([e_of[o], len(pid) + oi[o] * M + m,
                                len(pid) + P * M + oj[o] * M + m])
-        self.A = sp.csr_matrix((np.ones(3 * n), (rows, np.tile(np.arange(n), 3))),
-                               shape=(len(pid) + 2 * P * M, n))
+        self.A = Csr(rows, np.tile(np.arange(n), 3), (len(pid) + 2 * P * M, n))
         dem = C[pid // P, pid % P].astype(float)
         self.rlo = np.concatenate([dem, np.full(2 * P * M, -np.inf)])
         self.rup = np.concatenate([dem, np.ones(2 * P * M)])

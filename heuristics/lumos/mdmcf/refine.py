@@ -15,8 +15,6 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
 
 from heuristics.lumos.mdmcf.decompose import find_connection, sym_decompose_rewiring
 
@@ -30,6 +28,17 @@ def _dirty(Xa, Ua) -> np.ndarray:
     return d.any(axis=0) | d.any(axis=1)
 
 
+def _joined(adj: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """The nodes of the components of the undirected graph ``adj`` (symmetric, boolean)
+    that hold a ``start`` node (a mask): breadth first, one numpy step per level (where
+    scipy's connected components cost an import of scipy.sparse, issue 29 item 3)."""
+    seen, frontier = start.copy(), start
+    while frontier.any():
+        frontier = adj[frontier].any(axis=0) & ~seen
+        seen |= frontier
+    return seen
+
+
 def refine_pair(Xa, Xb, Ua, Ub) -> tuple[np.ndarray, np.ndarray, int]:
     """Re-solve OCSes a, b on the components of their joint link graph that touch a
     changed Pod; returns the (possibly) improved pair and the rewiring saved."""
@@ -37,8 +46,7 @@ def refine_pair(Xa, Xb, Ua, Ub) -> tuple[np.ndarray, np.ndarray, int]:
     if not dirty.any():
         return Xa, Xb, 0
     G = Xa + Xa.T + Xb + Xb.T
-    _, lab = connected_components(csr_matrix(G > 0), directed=False)
-    S = np.flatnonzero(np.isin(lab, np.unique(lab[dirty])))
+    S = np.flatnonzero(_joined(G > 0, dirty))
     ix = np.ix_(S, S)
     ua, ub = Ua[ix], Ub[ix]
     A = sym_decompose_rewiring(G[ix], ua + ub, 2)

@@ -12,10 +12,9 @@ import instances
 from heuristics.delta.fast import (delta_fast, feasible_random_init, repair_topo, task_windows,
                                    x_upper_bound)
 from heuristics.delta.sim import simulate
-from instances.delta.instance import DeltaInstance, from_job
+from instances.delta.instance import DeltaInstance, from_job, x_max
 from instances.delta.models import TABLE_I
 from instances.errors import InstanceError
-from models.delta.milp import x_max
 from tests.models.delta.test_milp import diamond, fork, t0
 
 

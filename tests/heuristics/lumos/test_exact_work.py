@@ -35,3 +35,27 @@ def test_an_lp_stopped_by_its_iteration_limit_gives_no_bound(monkeypatch):
     Y, proven = E.lp_guided(C, U, V, X, 50, checks=10)
     assert Y is X and not proven                      # the start, unproven
     assert E.lp_bound(C, U, V) > 0                    # the bound itself has no such limit
+
+
+def test_the_models_rows_are_the_arrays_scipy_sparse_makes():
+    """exact.Csr (numpy, no scipy.sparse import) holds a group's constraint matrix as
+    scipy.sparse.csr_matrix does: HiGHS gets the same model, so the same results."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(3)
+    for _ in range(60):
+        P, M = int(rng.integers(2, 12)), int(rng.integers(1, 5))
+        C = rng.integers(0, 3, (P, P)) * (rng.random((P, P)) < 0.5)
+        C = np.triu(C, 1) + np.triu(C, 1).T
+        U = (rng.random((M, P, P)) < 0.2).astype(np.int64)
+        red = E._Reduced(C, U, U.transpose(0, 2, 1))
+        A, cols = red.A, np.tile(np.arange(red.n), 3)
+        o, m, oi, oj = red.o, red.m, red.oi, red.oj
+        pair = np.minimum(oi, oj) * P + np.maximum(oi, oj)
+        pid, e_of = np.unique(pair, return_inverse=True)
+        want = sp.csr_matrix((np.ones(3 * red.n), (np.concatenate(
+            [e_of[o], len(pid) + oi[o] * M + m, len(pid) + P * M + oj[o] * M + m]), cols)),
+            shape=(len(pid) + 2 * P * M, red.n))
+        assert A.shape == want.shape and A.nnz == want.nnz
+        for k in ("indptr", "indices", "data"):
+            assert np.array_equal(getattr(A, k), getattr(want, k)), k

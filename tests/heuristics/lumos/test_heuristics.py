@@ -274,3 +274,22 @@ def test_check_logical_rejects_each_violation():
     sol = LogicalSolution(np.array([[0, 2, 0, 2], [2, 0, 0, 2], [1, 3, 0, 2], [3, 1, 0, 2]]))
     bad, m = check_logical(inst, sol)
     assert any("eq. (12)" in b for b in bad) and not m["port_budget_ok"]
+
+
+def test_refine_reaches_the_components_scipy_finds():
+    """refine._joined (breadth first, no scipy.sparse import) picks the nodes of the
+    components that hold a changed Pod, as scipy's connected components did."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    from heuristics.lumos.mdmcf.refine import _joined
+
+    rng = np.random.default_rng(8)
+    for _ in range(300):
+        P = int(rng.integers(1, 40))
+        X = (rng.random((P, P)) < rng.choice([0.02, 0.05, 0.2])).astype(np.int64)
+        G = X + X.T
+        dirty = rng.random(P) < rng.choice([0.0, 0.05, 0.3])
+        _, lab = connected_components(csr_matrix(G > 0), directed=False)
+        want = np.isin(lab, np.unique(lab[dirty]))
+        assert np.array_equal(_joined(G > 0, dirty), want)

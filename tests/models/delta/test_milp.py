@@ -9,10 +9,10 @@ import pytest
 import instances
 from heuristics.delta.baselines import sqrt_alloc
 from heuristics.delta.sim import simulate
-from instances.delta.instance import check_solution, from_job
+from instances.delta.instance import check_solution, from_job, x_max
 from instances.delta.models import TABLE_I
 from models.backend import solve, solve_lexicographic
-from models.delta.milp import extract_interval, profile, prune_windows, x_max
+from models.delta.milp import extract_interval, profile, prune_windows
 from tests.conftest import assert_feasible_start, gurobi_available
 from toolkit.methods.delta import prepare_interval
 from toolkit.registry import RunConfig

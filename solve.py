@@ -182,6 +182,7 @@ def _run_batch(args, methods, progress: bool):
     """The batch of ``args`` (batch or gap) into its --out folder (none: in memory);
     returns the BatchReport and where the records are. Declines and bad files go to stderr."""
     from toolkit.batch import RecordsError, SchedulerError, run_batch
+    from toolkit.heap import keep_freed_memory
     from toolkit.options import MAX_WORKERS, OptionError
     from toolkit.outdir import RECORDS_CSV
 
@@ -190,6 +191,9 @@ def _run_batch(args, methods, progress: bool):
         raise BadInput(f"--workers must be in 1..{MAX_WORKERS}, got {args.workers}")
     folder = out_folder(args.out) if args.out is not None else None
     csv_path = folder / RECORDS_CSV if folder else None
+    # this process is the CLI's own: the tasks' arrays keep their pages (toolkit.heap); an
+    # API caller's process is left as it is unless it calls keep_freed_memory itself
+    keep_freed_memory()
     try:
         rep = run_batch(args.paths, methods, cfg, csv_path, workers=args.workers,
                         scheduler=args.scheduler, progress=progress, solutions=folder)

@@ -182,3 +182,21 @@ def test_a_process_that_keeps_freed_memory_builds_instances_on_the_pages_it_has(
                                        capture_output=True, text=True, check=True).stdout)
               for mode in ("keep", "default")}
     assert faults["keep"] * 5 < faults["default"], faults
+
+
+_API_BATCH = """
+import glob
+import toolkit.heap as heap
+from toolkit.api import batch
+df = batch(["instances/examples/tiny_random_n4_s2.json"], methods=["spectra"])
+assert len(df) == 1, df
+print(heap._KEPT)
+"""
+
+
+def test_an_api_batch_leaves_the_callers_allocator_as_it_is():
+    """keep_freed_memory holds for the process's lifetime: the library's batch must not set
+    it in an API caller's process (only the CLI's own process and the workers do)."""
+    out = subprocess.run([sys.executable, "-c", _API_BATCH], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out[-1] == "False"

@@ -33,7 +33,7 @@ from instances.errors import InstanceError
 from toolkit.batch_dask import SchedulerError  # noqa: F401 - bad --scheduler (solve.py)
 from toolkit.batch_dask import dask_client, dask_thread_cap, run_dask
 from toolkit.batch_pool import cores, run_pool, thread_cap
-from toolkit.heap import heap_frozen, keep_freed_memory
+from toolkit.heap import heap_frozen
 from toolkit.outdir import RecordsError  # noqa: F401 - a bad records CSV (solve.py)
 from toolkit.records_csv import CsvSink, path_method
 from toolkit.registry import RunConfig, problem
@@ -207,7 +207,6 @@ def run_batch(paths, methods, cfg: RunConfig, out: str | Path | None, workers: i
     check_shared(cfg.options, selected_methods(
         None if variants is None else list(dict.fromkeys(v.method for v in variants))))
     client = dask_client(scheduler) if scheduler is not None else None   # "": refused
-    keep_freed_memory()             # the tasks' (and the files') arrays: pages kept (toolkit.heap)
     try:
         with heap_frozen() as freeze:   # the parsed files and records: kept, not traversed
             sink = CsvSink(out)

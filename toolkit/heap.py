@@ -35,10 +35,12 @@ def keep_freed_memory() -> bool:
     """Let glibc's allocator keep freed memory for the next task (module docstring): blocks
     up to :data:`MMAP_THRESHOLD` from the heap, and up to :data:`TRIM_THRESHOLD` free at its
     top before any goes back to the system. Once per process; False where the C library is
-    not glibc (nothing done). [DECISION] for the process's lifetime (a pool's server and
-    workers, a Dask worker, a batch's own process, an API caller's too): glibc has no call
-    that gives the adjusting thresholds back, and what stays held is at most 64 MiB of
-    memory freed by tasks that the next task reuses."""
+    not glibc (nothing done). [DECISION] for the process's lifetime, so only in processes
+    the toolkit owns (a pool's server and workers, a Dask worker, the CLI's own process in
+    ``batch`` and ``gap``); ``toolkit.api.batch`` leaves the caller's allocator as it is
+    (call this first to get the same): glibc has no call that gives the adjusting
+    thresholds back, and what stays held is at most 64 MiB of memory freed by tasks that
+    the next task reuses."""
     global _KEPT
     if _KEPT:
         return True

@@ -206,6 +206,9 @@ TARGETS: dict[str, Target] = {
     "batch-scaling-size": Target("benchmarks.batch_scaling_size:run",
                                  "batch speedup at 64 and 256 tasks on the pool at 1 worker and "
                                  "all cores, and the pool's start alone", "~3 min", "~1 min"),
+    "batch-overhead": Target("benchmarks.batch_overhead:run",
+                             "batch overhead per task at 1 worker: CPU and wall beside the runs, "
+                             "all-in and warm, over fresh processes", "~5 min", "~1 min"),
     "import-time": Target("benchmarks.import_time:run",
                           "start-up cost: import time of list, --help and a heuristic solve (< 0.5 s)",
                           "~10 s", None),

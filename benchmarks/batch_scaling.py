@@ -28,7 +28,6 @@ Run: python solve.py reproduce batch-scaling [--quick]
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import statistics
@@ -40,7 +39,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmarks.common import main, md_table, table_report
+from benchmarks.common import main, md_table, run_script, table_report
 
 ROOT = Path(__file__).resolve().parent.parent
 # MDMCF's own group pool off (workers=1): one batch worker is then one process, as it is
@@ -111,12 +110,8 @@ def run_batch(folder: Path, runs: Path, workers: int, scheduler: str | None,
         shutil.rmtree(o, ignore_errors=True)
     load = os.getloadavg()[0]
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-c", _DRIVE, json.dumps([argv, outs])], cwd=ROOT,
-                       capture_output=True, text=True)
+    walls = run_script(_DRIVE, [argv, outs], f"batch --workers {workers}")
     process_s = time.perf_counter() - t0
-    if p.returncode != 0:
-        raise RuntimeError(f"batch --workers {workers} failed: {p.stderr[-2000:]}")
-    walls = json.loads(p.stdout.splitlines()[-1])
     recs = [pd.read_csv(Path(o) / "records.csv") for o in outs]
     return {"wall_s": walls[0], "process_s": process_s, "load": load, "records": recs[0],
             "steady": (walls[1], recs[1]) if twice else None}
@@ -292,12 +287,8 @@ def stages(folder: Path, runs: Path) -> pd.DataFrame:
     out = runs / "stages"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    p = subprocess.run([sys.executable, "-c", _STAGES, json.dumps([files, METHODS.split(","),
-                                                                     str(out)])],
-                       cwd=ROOT, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RuntimeError(f"stage profile failed: {p.stderr[-2000:]}")
-    return pd.DataFrame(json.loads(p.stdout.splitlines()[-1]))
+    return pd.DataFrame(run_script(_STAGES, [files, METHODS.split(","), str(out)],
+                                   "stage profile"))
 
 
 def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:

@@ -17,10 +17,8 @@ Run: python solve.py reproduce batch-scaling-size [--quick]
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -28,9 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchmarks.batch_scaling import METHODS, make_instances, run_batch
-from benchmarks.common import main, table_report
-
-ROOT = Path(__file__).resolve().parent.parent
+from benchmarks.common import main, run_script, table_report
 
 _START = """
 import json, sys, time
@@ -58,11 +54,7 @@ print(json.dumps([t2 - t1, len(pids)]))
 def pool_start(workers: int) -> float:
     """Seconds from asking for a pool of ``workers`` to every worker's first answer, in a
     fresh process (the forkserver started by that pool)."""
-    p = subprocess.run([sys.executable, "-c", _START, json.dumps([workers, METHODS])],
-                       cwd=ROOT, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RuntimeError(f"pool start failed: {p.stderr[-2000:]}")
-    return json.loads(p.stdout.splitlines()[-1])[0]
+    return run_script(_START, [workers, METHODS], "pool start")[0]
 
 
 def subset(folder: Path, dest: Path, n_each: int) -> Path:

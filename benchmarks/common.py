@@ -109,6 +109,22 @@ def table_report(out_dir: Path, quick: bool, target: str, title: str, cores: int
     return write_report(out_dir, target.replace("-", "_"), md, tables,
                         headline(head[0], table[head[1]]))
 
+
+
+def run_script(script: str, arg, what: str):
+    """Run ``script`` (Python source) in a fresh interpreter at the repository's root with
+    ``arg`` as JSON in ``sys.argv[1]``; return the JSON of its last line of stdout.
+    RuntimeError naming ``what``, with the end of its stderr, when it fails."""
+    import json
+    import subprocess
+
+    p = subprocess.run([sys.executable, "-c", script, json.dumps(arg)],
+                       cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{what} failed: {p.stderr[-2000:]}")
+    return json.loads(p.stdout.splitlines()[-1])
+
+
 def main(run, doc: str) -> None:
     """The command line every benchmark script shares: [--quick] [--out DIR], the same as
     ``solve.py reproduce TARGET`` (same default folders and refusals; headline on stdout,

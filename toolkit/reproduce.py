@@ -15,7 +15,8 @@ run's 94 min (side by side, load 6-8) plus what its report estimates for the res
 4-6, nice 10, side by side with ``lumos-jct-ilp-probing --quick`` for half of it; quick 93 s
 at load 3-4. ``lumos-jct-ilp-probing``: quick timed at load 5-6 beside that full run; full
 estimated from the ECMP full run's simulation time (2,643 s) and the probing / ECMP ratio of
-the quick sizes at that load (about 4x).
+the quick sizes at that load (about 4x). ``batch-overhead`` (issue 29): full 2.5 min, quick
+15 s, at load 4-4.5, not niced (its committed report's run).
 
 Where a run writes (issue 28): a full run into its paper's folder, ``results/<paper>/``
 (issue 30: ``spectra-fig5`` into ``results/spectra/``; the shared targets into ``results/``),
@@ -206,6 +207,9 @@ TARGETS: dict[str, Target] = {
     "batch-scaling-size": Target("benchmarks.batch_scaling_size:run",
                                  "batch speedup at 64 and 256 tasks on the pool at 1 worker and "
                                  "all cores, and the pool's start alone", "~3 min", "~1 min"),
+    "batch-overhead": Target("benchmarks.batch_overhead:run",
+                             "batch overhead per task at 1 worker: CPU and wall beside the runs, "
+                             "all-in and warm, over fresh processes", "~2.5 min", "~15 s"),
     "import-time": Target("benchmarks.import_time:run",
                           "start-up cost: import time of list, --help and a heuristic solve (< 0.5 s)",
                           "~10 s", None),

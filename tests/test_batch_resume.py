@@ -222,7 +222,7 @@ def test_iis_is_written_into_a_folder_that_does_not_exist_yet(tmp_path):
 def _leaf_triangle(path: Path) -> Path:
     """[002] Fig. 12: with tau = 1 the feasibility model (5)(6)(8) is infeasible."""
     import instances
-    from instances.lumos.instance import Fabric
+    from instances.lumos.fabric import Fabric
     from instances.lumos.logical import LogicalInstance
 
     L = np.zeros((6, 6), dtype=int)

@@ -31,7 +31,8 @@ import pandas as pd
 from benchmarks.lumos import reconfig_grid as G
 from benchmarks.common import machine, main, md_table, write_report
 from benchmarks.lumos.reconfig_grid import ilp_optimum  # noqa: F401  (the re-split study's)
-from instances.lumos.instance import Fabric, ReconfigInstance
+from instances.lumos.fabric import Fabric
+from instances.lumos.instance import ReconfigInstance
 from instances.lumos.check import check_config
 from instances.lumos.workloads import job_sequence, topology_sequence
 from toolkit.progress import track

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from instances.lumos.instance import UNIVERSAL, OcsConfig, ReconfigInstance, perm_from_matrix
+from instances.lumos.fabric import UNIVERSAL
+from instances.lumos.instance import OcsConfig, ReconfigInstance, perm_from_matrix
 from instances.lumos.check import check_config, lex_base, old_paths, realized_topology
 from toolkit.methods.lumos_reconfig_generate import GEN_PARAMS, generate
 from toolkit.options import MAX_MODEL_VARS, MAX_SECONDS, MAX_WORKERS, Option

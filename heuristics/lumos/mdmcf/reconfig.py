@@ -95,7 +95,8 @@ from heuristics.lumos.mdmcf.eject import NO_GOAL, Work, eject_connection
 from heuristics.lumos.mdmcf.exact import lp_guided, model_size
 from heuristics.lumos.mdmcf.kempe import kempe_connection
 from heuristics.lumos.mdmcf.refine import pair_refine
-from instances.lumos.instance import Fabric, OcsConfig, ReconfigInstance, make_wiring, perm_from_matrix
+from instances.lumos.fabric import Fabric, make_wiring
+from instances.lumos.instance import OcsConfig, ReconfigInstance, perm_from_matrix
 from toolkit.budget import waiting_on_workers
 from toolkit.pools import drop_shared, shared_pool
 from toolkit.threads import share

@@ -13,7 +13,8 @@ from heuristics.lumos.mdmcf import lns as ln
 from heuristics.lumos.mdmcf.chain import move_buffer, new_group
 from heuristics.lumos.mdmcf.eject import Work, _generator, eject_connection
 from heuristics.lumos.mdmcf.reconfig import _realizes, _rewiring, group_bound, itv_configure, old_even
-from instances.lumos.instance import Fabric, ReconfigInstance
+from instances.lumos.fabric import Fabric
+from instances.lumos.instance import ReconfigInstance
 from instances.lumos.check import check_config
 from instances.lumos.workloads import job_sequence, topology_sequence
 from toolkit.registry import RunConfig, problem

@@ -9,7 +9,8 @@ import pytest
 
 from heuristics.lumos.mdmcf.eject import Work, eject_connection
 from heuristics.lumos.mdmcf.reconfig import group_work, itv_configure, old_even
-from instances.lumos.instance import Fabric, ReconfigInstance
+from instances.lumos.fabric import Fabric
+from instances.lumos.instance import ReconfigInstance
 from instances.lumos.check import check_config
 from instances.lumos.workloads import topology_sequence
 from toolkit.registry import OptionError, RunConfig, problem

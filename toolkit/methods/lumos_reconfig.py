@@ -40,10 +40,10 @@ itv_start = lazy("models.lumos.ilp", "itv_start")
 uniform_start = lazy("models.lumos.ilp", "uniform_start")
 
 ILP_MAX_VARS = 400_000   # per group; above this the ILPs decline (--option max_vars=N forces)
-EJECT_WORK = 4.0         # heuristics.lumos.mdmcf.reconfig.EJECT_WORK: per OCS port and run
-EXACT_VARS = 4000        # heuristics.lumos.mdmcf.reconfig.EXACT_VARS: binaries per group
-EXACT_WORK = 10          # heuristics.lumos.mdmcf.reconfig.EXACT_WORK: HiGHS checkpoints per MIP
-LNS = 30.0               # heuristics.lumos.mdmcf.reconfig.LNS: LNS work per OCS port
+EJECT_WORK = 4.0         # heuristics.lumos.mdmcf.group_split.EJECT_WORK: per OCS port and run
+EXACT_VARS = 4000        # heuristics.lumos.mdmcf.group_split.EXACT_VARS: binaries per group
+EXACT_WORK = 10          # heuristics.lumos.mdmcf.group_split.EXACT_WORK: HiGHS checkpoints per MIP
+LNS = 30.0               # heuristics.lumos.mdmcf.group_split.LNS: LNS work per OCS port
 MAX_WORK = 1e6           # work units per OCS port: the budgets stay 64-bit integers (compiled)
 MAX_RESTARTS = 1000      # ejection restarts: their option list is built up front
 

@@ -5,6 +5,7 @@ Uniform wiring ``uniform-ilp``, ``uniform-greedy``, ``helios``. Every result is 
 instances.lumos.check.check_config. Objective: unmet demand (``shortfall``, links of C not
 realized; only Uniform wiring may leave any) first, then rewiring, eq. (7): sum |x - u|,
 encoded exactly as ``shortfall * lex_base + rewiring`` (instances.lumos.check.lex_base).
+The model methods (ITV-ILP, Uniform-ILP) and MRAR: toolkit.methods.lumos_reconfig_ilp.
 """
 from __future__ import annotations
 

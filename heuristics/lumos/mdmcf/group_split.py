@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from heuristics.lumos.mdmcf.decompose import (find_connection, int_decompose, sym_decompose,
-                                        sym_decompose_flow, sym_decompose_rewiring)
+                                              sym_decompose_flow, sym_decompose_rewiring)
 from heuristics.lumos.mdmcf.eject import NO_GOAL, Work, eject_connection
 from heuristics.lumos.mdmcf.exact import lp_guided, model_size
 from heuristics.lumos.mdmcf.kempe import kempe_connection
@@ -21,9 +21,10 @@ SIMD = {"euler": sym_decompose, "flow": sym_decompose_flow}
 def default_restarts(P: int, lns: float = 0.0) -> int:
     """Extra runs of the ejection-chain assignment per group (step 4): none when the
     large-neighbourhood search runs (``lns`` > 0, the default; it uses the time better),
-    else by fabric size (the trade-off: heuristics.lumos.mdmcf.reconfig's docstring; with lns 0, on the proven ITV-ILP
-    optima of results/lumos/lumos_reconfig_quality.md, ring churn: 5 restarts -> worst 1.12x at
-    about 2.6x ITV-MCF's median time at 16 Pods, 8 -> 1.094x at 3.3x)."""
+    else by fabric size (the trade-off: heuristics.lumos.mdmcf.reconfig's docstring; with
+    lns 0, on the proven ITV-ILP optima of results/lumos/lumos_reconfig_quality.md, ring
+    churn: 5 restarts -> worst 1.12x at about 2.6x ITV-MCF's median time at 16 Pods, 8 ->
+    1.094x at 3.3x)."""
     if lns:
         return 0
     return 5 if P <= 16 else 1 if P <= 32 else 0

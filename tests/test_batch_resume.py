@@ -1,19 +1,15 @@
-"""Batch resume by run key (issue 14 item 3), the IIS folder, the Dask scheduler address and
-the solver-thread cap of batch workers (item 11)."""
+"""Batch resume by run key (issue 14 item 3): unchanged, changed and edited runs, old CSVs,
+a moved folder, a damaged records.csv (the IIS folder: tests/test_iis_folder.py; the Dask
+scheduler address and the solver-thread cap: tests/test_batch_dask.py)."""
 from __future__ import annotations
 
 import csv
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from tests import cli_worker
-from tests.conftest import needs_gurobi
-from tests.isolated import run_isolated
 from toolkit import batch
 from toolkit.batch import run_batch
 from toolkit.registry import RunConfig
@@ -199,124 +195,6 @@ def test_delta_reproduction_resumes_its_committed_raw_runs(tmp_path, monkeypatch
     df = delta_figs._port_runs(True, Path("results"))
     assert len(df) == len(rows(committed)) == 12
     assert (runs / "fig9_quick.csv").read_bytes() == committed.read_bytes()
-
-
-# --------------------------------------------------------------------------------------
-# IIS on first use
-# --------------------------------------------------------------------------------------
-@needs_gurobi
-def test_iis_is_written_into_a_folder_that_does_not_exist_yet(tmp_path):
-    import models.backend as B
-    from gurobipy import GRB
-
-    m = B.new_model()
-    a = m.addVars(2, vtype=GRB.BINARY)
-    m.addConstr(a.sum() >= 3, name="three_of_two")
-    m.update()
-    iis = tmp_path / "not" / "yet" / "m.ilp"
-    res = B.solve(m, backend="gurobi", iis_path=str(iis))
-    assert res.status == "infeasible" and res.iis_file == str(iis)
-    assert "three_of_two" in iis.read_text()
-
-
-def _leaf_triangle(path: Path) -> Path:
-    """[002] Fig. 12: with tau = 1 the feasibility model (5)(6)(8) is infeasible."""
-    import instances
-    from instances.lumos.instance import Fabric
-    from instances.lumos.logical import LogicalInstance
-
-    L = np.zeros((6, 6), dtype=int)
-    for a, b in ((0, 2), (2, 4), (0, 4)):
-        L[a, b] = L[b, a] = 1
-    instances.save_instance(LogicalInstance(Fabric(3, 2, 2, 1), L), path)
-    return path
-
-
-@needs_gurobi
-def test_solve_out_writes_the_iis_into_a_new_folder(tmp_path):
-    f = _leaf_triangle(tmp_path / "tri.json")
-    dest = tmp_path / "new" / "out"
-    code, out, err = run("solve", f, "--method", "logical-ilp", "--backend", "gurobi",
-                         "--out", dest, "--format", "json")
-    assert code == 1 and '"status": "infeasible"' in out, err
-    from toolkit.outdir import iis_path
-
-    iis = iis_path(dest, f, "logical-ilp")
-    assert iis.exists() and "Subject To" in iis.read_text()
-    assert f'"iis_file": "{iis}"' in out
-
-
-# --------------------------------------------------------------------------------------
-# Dask scheduler address; solver threads per worker
-# --------------------------------------------------------------------------------------
-@pytest.mark.parametrize("address", ["tcp://127.0.0.1:1", "no-port-here", "tcp://[::1:x", ""])
-def test_bad_scheduler_address_is_one_line_exit_2(two, tmp_path, address):
-    """(The 300 s is a hang guard; how long a refusal takes is the connect timeout's, below.)"""
-    pytest.importorskip("distributed")
-    p = subprocess.run([sys.executable, str(ROOT / "solve.py"), "batch", str(two), "--out",
-                        str(tmp_path / "r"), "--scheduler", address, "--no-progress"],
-                       capture_output=True, text=True, timeout=300)
-    assert p.returncode == 2, p.stderr
-    assert p.stderr.count("\n") == 1 and p.stderr.startswith(f"error: --scheduler {address}"[:19])
-    assert p.stdout == "" and not (tmp_path / "r" / "records.csv").exists()
-
-
-def test_scheduler_connection_is_bounded_by_a_timeout(monkeypatch):
-    """The client is asked to give up after DASK_CONNECT_S (the bound on a refusal is the
-    connect timeout given to Dask, not a clock in this test), and an empty address is refused
-    before any client is made."""
-    distributed = pytest.importorskip("distributed")
-    from toolkit import batch_dask
-
-    asked = []
-
-    def client(address, **kw):
-        asked.append((address, kw))
-        raise OSError("nothing listening")
-
-    monkeypatch.setattr(distributed, "Client", client)
-    with pytest.raises(batch_dask.SchedulerError, match="no Dask scheduler there"):
-        batch_dask.dask_client("tcp://127.0.0.1:1")
-    assert asked == [("tcp://127.0.0.1:1", {"timeout": f"{batch_dask.DASK_CONNECT_S}s"})]
-    assert 0 < batch_dask.DASK_CONNECT_S <= 30
-    with pytest.raises(batch_dask.SchedulerError, match="must be an address"):
-        batch_dask.dask_client(" ")
-    assert len(asked) == 1
-
-
-def _threads_seen(data, src, name, cfg, want_solution=False):
-    """run_task's stand-in: a record of the solver threads the task was given."""
-    return {"instance": src, "method": name, "status": "feasible", "verified": True,
-            "threads_given": cfg.threads}
-
-
-def test_thread_cap_rule():
-    assert batch.thread_cap(8, 2) == 4 and batch.thread_cap(8, 3) == 2
-    assert batch.thread_cap(2, 4) == 1 and batch.thread_cap(2, 1) == 2
-
-
-# process workers: tests/test_pools.py (their workers start from a forkserver, which a
-# monkeypatch of this process does not reach)
-
-
-def _dask_threads(two: Path, out: Path) -> int:
-    """The solver threads of a batch on an in-process LocalCluster, tasks stood in for by
-    _threads_seen, on 8 cores (run isolated: a process of its own to patch, and Dask's
-    threads stay out of pytest's)."""
-    import distributed
-
-    batch.run_task, batch.cores = _threads_seen, lambda: 8
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster:
-        return run_batch([two], ["spectra"], RunConfig(), out,
-                         scheduler=cluster.scheduler_address, progress=False).threads
-
-
-def test_dask_workers_times_threads_within_cores(two, tmp_path):
-    pytest.importorskip("distributed")
-    # one host, 2 workers x 2 threads = 4 tasks at once on 8 cores: 2 solver threads each
-    assert run_isolated(_dask_threads, two, tmp_path / "r.csv") == 2
-    assert [r["threads_given"] for r in rows(tmp_path / "r.csv")] == ["2", "2"]
 
 
 def test_a_folder_moved_with_its_instances_resumes(tmp_path):

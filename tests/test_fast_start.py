@@ -51,7 +51,8 @@ def test_every_lazy_binding_names_a_real_function():
     from toolkit.registry import PROBLEM_MODULES, problems
 
     problems()
-    mods = list(PROBLEM_MODULES) + ["toolkit.methods.a2a_model", "toolkit.methods.a2a_baseline"]
+    mods = list(PROBLEM_MODULES) + ["toolkit.methods.a2a_model", "toolkit.methods.a2a_baseline",
+                                   "toolkit.methods.lumos_reconfig_ilp"]
     seen = 0
     for name in mods:
         for obj in vars(importlib.import_module(name)).values():

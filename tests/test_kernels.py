@@ -170,7 +170,7 @@ def test_compilation_inside_an_admission_is_not_charged():
 
     from heuristics.lumos.placement import greedy_placement
     from heuristics.lumos.sim.controller import OcsController
-    from instances.lumos.instance import Fabric
+    from instances.lumos.fabric import Fabric
     from instances.lumos.placement import Cluster, Job, PlacementInstance
 
     cl = Cluster(Fabric(4, 8, 8, 2), 8)

@@ -1,9 +1,11 @@
-"""The [001]/[002] end-to-end targets' bookkeeping (benchmarks.lumos.jct) on tiny runs."""
+"""The [001]/[002] end-to-end targets' bookkeeping (benchmarks.lumos.jct, jct_ilp, jct_scale)
+on tiny runs."""
 import pandas as pd
 import pytest
 
-from benchmarks.lumos.jct import (_ilp_table, reconfigurations, run_path, seed_gaps, simulate,
-                                  strategies)
+from benchmarks.lumos.jct import reconfigurations, run_path, simulate
+from benchmarks.lumos.jct_ilp import _ilp_table, strategies
+from benchmarks.lumos.jct_scale import seed_gaps
 
 
 def test_cached_runs_keep_their_strategy_and_resume(tmp_path):

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from heuristics.lumos.requirement import leaf_requirement
-from instances.lumos.instance import Fabric, ReconfigInstance
+from instances.lumos.fabric import Fabric
+from instances.lumos.instance import ReconfigInstance
 from instances.lumos.logical import LogicalInstance
 from instances.lumos.placement import Cluster, Job, Placement, PlacementInstance
 from instances.lumos.staging import StagingInstance, changed_groups

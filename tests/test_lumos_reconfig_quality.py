@@ -12,7 +12,8 @@ import benchmarks.lumos.reconfig_grid as G
 import benchmarks.lumos.reconfig_quality as Q
 from heuristics.lumos.mdmcf.exact import lp_bound
 from heuristics.lumos.mdmcf.reconfig import itv_configure, old_even
-from instances.lumos.instance import Fabric, ReconfigInstance
+from instances.lumos.fabric import Fabric
+from instances.lumos.instance import ReconfigInstance
 from instances.lumos.workloads import job_sequence
 from models.backend import Result
 

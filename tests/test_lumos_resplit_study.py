@@ -7,7 +7,8 @@ import pytest
 
 import benchmarks.lumos.reconfig_quality as Q
 import benchmarks.lumos.resplit_study as R
-from heuristics.lumos.mdmcf.reconfig import _rewiring, old_even, split_group
+from heuristics.lumos.mdmcf.group_split import _rewiring, split_group
+from heuristics.lumos.mdmcf.reconfig import old_even
 
 
 def test_study_pipeline_on_a_toy(tmp_path, monkeypatch):

@@ -30,7 +30,8 @@ from pathlib import Path
 import pandas as pd
 
 from benchmarks.common import headline, machine, md_table, reproduce_cmd, write_report
-from instances.lumos.instance import Fabric, ReconfigInstance
+from instances.lumos.fabric import Fabric
+from instances.lumos.instance import ReconfigInstance
 from instances.lumos.workloads import job_sequence, topology_sequence
 from toolkit.registry import RunConfig, problem
 

@@ -27,7 +27,7 @@ import pandas as pd
 from benchmarks.common import headline, machine, main, md_table, reproduce_cmd, write_report
 from benchmarks.lumos.common import plot, run_sequence
 from heuristics.lumos.realize import odd_set_certificate
-from instances.lumos.instance import Fabric
+from instances.lumos.fabric import Fabric
 from instances.lumos.workloads import topology_sequence
 from toolkit.registry import RunConfig
 

@@ -26,7 +26,7 @@ import pandas as pd
 
 from benchmarks.common import headline, machine, main, md_table, reproduce_cmd, write_report
 from benchmarks.lumos.common import mrar, plot, run_sequence
-from instances.lumos.instance import Fabric
+from instances.lumos.fabric import Fabric
 from instances.lumos.workloads import job_sequence, topology_sequence
 from toolkit.progress import track
 from toolkit.registry import RunConfig

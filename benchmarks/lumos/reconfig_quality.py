@@ -31,7 +31,8 @@ import pandas as pd
 from benchmarks.lumos import reconfig_grid as G
 from benchmarks.common import machine, main, md_table, write_report
 from benchmarks.lumos.reconfig_grid import ilp_optimum  # noqa: F401  (the re-split study's)
-from instances.lumos.instance import Fabric, ReconfigInstance
+from instances.lumos.fabric import Fabric
+from instances.lumos.instance import ReconfigInstance
 from instances.lumos.check import check_config
 from instances.lumos.workloads import job_sequence, topology_sequence
 from toolkit.progress import track
@@ -85,7 +86,8 @@ def _cpu(fn, *args, **kw):
 
 
 def _runs() -> dict:
-    from heuristics.lumos.mdmcf.reconfig import EXACT_VARS, itv_configure
+    from heuristics.lumos.mdmcf.group_split import EXACT_VARS
+    from heuristics.lumos.mdmcf.reconfig import itv_configure
     return {"mdmcf": lambda i: itv_configure(i, workers=1),
             "mdmcf_lp": lambda i: itv_configure(i, exact_vars=EXACT_VARS, workers=1),
             "mcf": lambda i: itv_configure(i, aware=False, workers=1)}
@@ -95,7 +97,8 @@ def compare(inst: ReconfigInstance, repeats: int = REPEATS) -> tuple[dict, objec
     """The three methods on one step: checked rewiring and median CPU times; group_bound.
     Returns (record, MDMCF's configuration). [DECISION] above EXACT_PODS Pods itv-mdmcf-lp
     runs no LP-guided step, so it is itv-mdmcf there: its columns copy itv-mdmcf's run."""
-    from heuristics.lumos.mdmcf.reconfig import EXACT_PODS, group_bound, old_even
+    from heuristics.lumos.mdmcf.group_split import EXACT_PODS, group_bound
+    from heuristics.lumos.mdmcf.reconfig import old_even
     runs, rec, start = _runs(), {}, None
     if inst.fabric.pods > EXACT_PODS:
         del runs["mdmcf_lp"]
@@ -167,7 +170,7 @@ def vs_ilp(df: pd.DataFrame, methods) -> None:
 
 def _variants() -> list[tuple[str, dict]]:
     """(label, itv_configure keywords) of the trade-off table."""
-    from heuristics.lumos.mdmcf.reconfig import EXACT_VARS, EXACT_WORK as EW, LNS as LNS_DEFAULT
+    from heuristics.lumos.mdmcf.group_split import EXACT_VARS, EXACT_WORK as EW, LNS as LNS_DEFAULT
     lp = {"exact_vars": EXACT_VARS}
     return [(f"itv-mdmcf (default: lns {LNS_DEFAULT:g})", {}),
             (f"itv-mdmcf-lp (default: exact_work {EW})", lp),

@@ -99,7 +99,7 @@ def _targets(df: pd.DataFrame) -> list[str]:
 
 def report(df: pd.DataFrame, tr: pd.DataFrame, sd: pd.DataFrame, quick: bool, load0: float,
            wall: float, out_dir: Path = Path("results/lumos")) -> list[str]:
-    from heuristics.lumos.mdmcf.reconfig import EXACT_VARS, EXACT_WORK, LNS
+    from heuristics.lumos.mdmcf.group_split import EXACT_VARS, EXACT_WORK, LNS
     cmd = reproduce_cmd("lumos-reconfig-quality", quick, out_dir)
     cache = (Path(out_dir) / "lumos_runs" / "reconfig_quality").as_posix()
     opt = df[df.ilp_status == "optimal"]

@@ -83,7 +83,8 @@ def study(quick: bool, out_dir: Path) -> pd.DataFrame:
     """One row per (variant, LNS seed, ring step)."""
     import benchmarks.lumos.reconfig_quality as Q
     from heuristics.lumos.mdmcf.eject import preload
-    from heuristics.lumos.mdmcf.reconfig import cross_config, itv_configure, old_even, split_group
+    from heuristics.lumos.mdmcf.group_split import split_group
+    from heuristics.lumos.mdmcf.reconfig import cross_config, itv_configure, old_even
     from heuristics.lumos.mdmcf.triple import resplit_triples
     from instances.lumos.check import check_config
     preload(lns=True)

@@ -21,8 +21,9 @@ from itertools import combinations
 import numpy as np
 
 from instances.errors import InstanceError
-from instances.lumos.instance import Fabric, OcsConfig, ReconfigInstance, make_wiring, perm_from_matrix, \
-    validate_topology
+from instances.lumos.fabric import Fabric, make_wiring
+from instances.lumos.instance import (OcsConfig, ReconfigInstance, perm_from_matrix,
+                                      validate_topology)
 from instances.lumos.check import check_config
 
 

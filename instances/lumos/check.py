@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from instances.lumos.instance import UNIVERSAL, Fabric, OcsConfig, ReconfigInstance, Wiring
+from instances.lumos.fabric import UNIVERSAL, Fabric, Wiring
+from instances.lumos.instance import OcsConfig, ReconfigInstance
 from instances.lumos.logical import LogicalInstance, LogicalSolution
 
 

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from instances.errors import InstanceError
-from instances.lumos.instance import Fabric, int_array, int_rows
+from instances.lumos.fabric import Fabric
+from instances.lumos.instance import int_array, int_rows
 from instances.lumos.size import guard_logical
 
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from instances.errors import (InstanceError, choice, known_fields, number, obj, per_instance, seq,
                              text, tracing)
-from instances.lumos.instance import Fabric
+from instances.lumos.fabric import Fabric
 from instances.limits import guard
 
 

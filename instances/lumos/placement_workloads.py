@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from instances.errors import InstanceError
-from instances.lumos.instance import Fabric
+from instances.lumos.fabric import Fabric
 from instances.lumos.placement import Cluster, Job, PlacementInstance
 
 TRACE = Path(__file__).resolve().parent / "trace" / "request_sequence"

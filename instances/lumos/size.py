@@ -11,7 +11,7 @@ from instances.errors import InstanceError
 from instances.limits import DEFAULT_GIB, GIB, fmt_bytes, guard, max_bytes
 
 if TYPE_CHECKING:
-    from instances.lumos.instance import Fabric
+    from instances.lumos.fabric import Fabric
 
 
 def _culprit(sizes: dict) -> str:

@@ -32,7 +32,8 @@ from functools import cached_property
 import numpy as np
 
 from instances.errors import InstanceError, known_fields, number, obj, per_instance, seq, text
-from instances.lumos.instance import Fabric, OcsConfig, check_wiring_name, int_rows, make_wiring
+from instances.lumos.fabric import Fabric, check_wiring_name, make_wiring
+from instances.lumos.instance import OcsConfig, int_rows
 from instances.lumos.logical import check_cross_pod, validate_requirement
 from instances.lumos.size import guard_logical, guard_reconfig
 

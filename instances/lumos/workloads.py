@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from instances.lumos.instance import Fabric
+from instances.lumos.fabric import Fabric
 
 KINDS = ("rings", "matchings", "stubs")
 

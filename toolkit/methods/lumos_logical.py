@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 from instances.errors import InstanceError
-from instances.lumos.instance import Fabric
+from instances.lumos.fabric import Fabric
 from instances.lumos.size import guard_logical
 from instances.lumos.logical import LogicalInstance
 from instances.lumos.check import check_logical

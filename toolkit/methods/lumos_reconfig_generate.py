@@ -4,7 +4,8 @@ departures) with an old configuration that a method realized for the preceding t
 """
 from __future__ import annotations
 
-from instances.lumos.instance import Fabric, ReconfigInstance
+from instances.lumos.fabric import Fabric
+from instances.lumos.instance import ReconfigInstance
 from instances.lumos.workloads import job_sequence, random_topology, topology_sequence
 from toolkit.registry import lazy
 
@@ -31,7 +32,7 @@ GEN_PARAMS = {
 def generate(pods=8, k_leaf=4, k_spine=4, tau=1, k_ocs=512, wiring="cross", kind="rings", churn=0.2,
              ring_max=8, seed=0, old="previous", name="") -> ReconfigInstance:
     from instances.errors import InstanceError
-    from instances.lumos.instance import WIRINGS
+    from instances.lumos.fabric import WIRINGS
     from instances.lumos.size import guard_reconfig
     from instances.lumos.workloads import KINDS
 

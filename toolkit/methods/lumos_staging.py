@@ -11,7 +11,8 @@ from __future__ import annotations
 import time
 
 from instances.errors import InstanceError
-from instances.lumos.instance import Fabric, ReconfigInstance
+from instances.lumos.fabric import Fabric
+from instances.lumos.instance import ReconfigInstance
 from instances.lumos.logical import LogicalInstance
 from instances.lumos.size import guard_logical, guard_reconfig
 from instances.lumos.staging import DEFAULT_IOTA, Staging, StagingInstance, changed_groups, \

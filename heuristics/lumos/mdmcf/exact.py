@@ -137,8 +137,8 @@ class _Reduced:
 
 def lp_bound(C: np.ndarray, U: np.ndarray, V: np.ndarray) -> int:
     """A lower bound on eq. (7) of one group: the ceiling of the reduced model's LP
-    relaxation (at least heuristics.lumos.mdmcf.reconfig.group_bound, which relaxes eqs. (4)-(5));
-    inf if the LP is infeasible (C not realizable)."""
+    relaxation (at least heuristics.lumos.mdmcf.group_split.group_bound, which relaxes eqs.
+    (4)-(5)); inf if the LP is infeasible (C not realizable)."""
     red = _Reduced(C, U, V)
     if not red.n:                       # no unit to place: every old circuit goes
         return int(red.const)

@@ -32,7 +32,7 @@ from heuristics.lumos.sim.controller import OcsController
 from heuristics.lumos.sim.clos import ClosNetwork, clos_for
 from heuristics.lumos.sim.networks import BestNetwork, OcsNetwork
 from instances.errors import InstanceError
-from instances.lumos.instance import Fabric
+from instances.lumos.fabric import Fabric
 from instances.lumos.placement import Cluster
 from toolkit.registry import RunConfig
 

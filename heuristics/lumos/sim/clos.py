@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from instances.lumos.instance import Fabric
+from instances.lumos.fabric import Fabric
 from instances.lumos.placement import Cluster
 from heuristics.lumos.sim.networks import Network, flows_in, mix64, paths_to_csc
 

@@ -35,7 +35,8 @@ import numpy as np
 
 from heuristics.lumos.logical import extend_split, heuristic_decomposition
 from heuristics.lumos.requirement import leaf_requirement
-from instances.lumos.instance import OcsConfig, ReconfigInstance, make_wiring
+from instances.lumos.fabric import make_wiring
+from instances.lumos.instance import OcsConfig, ReconfigInstance
 from instances.lumos.check import config_metrics, fibre_paths, realized_topology
 from instances.lumos.logical import LogicalInstance, LogicalSolution
 from instances.lumos.placement import Cluster, Placement

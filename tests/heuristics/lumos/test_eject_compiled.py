@@ -10,7 +10,8 @@ import pytest
 
 from heuristics.lumos.mdmcf.eject import Work, eject_connection
 from heuristics.lumos.mdmcf.reconfig import itv_configure, old_even
-from instances.lumos.instance import Fabric, ReconfigInstance
+from instances.lumos.fabric import Fabric
+from instances.lumos.instance import ReconfigInstance
 from instances.lumos.workloads import job_sequence, topology_sequence
 from tests.heuristics.lumos import ref_eject as ref
 

@@ -6,7 +6,8 @@ import numpy as np
 
 import heuristics.lumos.mdmcf.exact as E
 from benchmarks.lumos.reconfig_grid import instance
-from heuristics.lumos.mdmcf.reconfig import _realizes, _rewiring, old_even, split_group
+from heuristics.lumos.mdmcf.group_split import _realizes, _rewiring, split_group
+from heuristics.lumos.mdmcf.reconfig import old_even
 
 
 def _group():

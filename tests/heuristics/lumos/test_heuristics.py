@@ -13,7 +13,8 @@ from heuristics.lumos.mdmcf.kempe import kempe_connection
 from heuristics.lumos.logical import greedy_assign, heuristic_decomposition
 from heuristics.lumos.realize import odd_set_certificate, realize
 from heuristics.lumos.mdmcf.reconfig import itv_configure
-from instances.lumos.instance import Fabric, ReconfigInstance
+from instances.lumos.fabric import Fabric
+from instances.lumos.instance import ReconfigInstance
 from instances.lumos.logical import LogicalInstance, LogicalSolution
 from instances.lumos.check import check_config, check_logical
 from toolkit.methods.lumos_reconfig import rewiring_bound

@@ -12,8 +12,10 @@ from heuristics.lumos.mdmcf import eject_steps as st
 from heuristics.lumos.mdmcf import lns as ln
 from heuristics.lumos.mdmcf.chain import move_buffer, new_group
 from heuristics.lumos.mdmcf.eject import Work, _generator, eject_connection
-from heuristics.lumos.mdmcf.reconfig import _realizes, _rewiring, group_bound, itv_configure, old_even
-from instances.lumos.instance import Fabric, ReconfigInstance
+from heuristics.lumos.mdmcf.group_split import _realizes, _rewiring, group_bound
+from heuristics.lumos.mdmcf.reconfig import itv_configure, old_even
+from instances.lumos.fabric import Fabric
+from instances.lumos.instance import ReconfigInstance
 from instances.lumos.check import check_config
 from instances.lumos.workloads import job_sequence, topology_sequence
 from toolkit.registry import RunConfig, problem
@@ -164,7 +166,7 @@ def test_default_is_the_search_and_its_seed_is_an_option():
     """itv-mdmcf's default runs the LNS (LNS units per port, no restarts); lns_seed picks
     its stream: the same seed gives the same configuration, and each is checked and keeps
     at least as much as the chains alone; the CLI's defaults are the library's."""
-    import heuristics.lumos.mdmcf.reconfig as R
+    import heuristics.lumos.mdmcf.group_split as R
     import toolkit.methods.lumos_reconfig as M
     assert (M.LNS, M.EJECT_WORK, M.EXACT_VARS, M.EXACT_WORK) == \
         (R.LNS, R.EJECT_WORK, R.EXACT_VARS, R.EXACT_WORK)

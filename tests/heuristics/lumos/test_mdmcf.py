@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from heuristics.lumos.mdmcf.eject import Work, eject_connection
-from heuristics.lumos.mdmcf.reconfig import (EXACT_VARS, group_bound, itv_configure, old_even,
-                                       split_group)
-from instances.lumos.instance import Fabric, OcsConfig, ReconfigInstance
+from heuristics.lumos.mdmcf.group_split import EXACT_VARS, group_bound, split_group
+from heuristics.lumos.mdmcf.reconfig import itv_configure, old_even
+from instances.lumos.fabric import Fabric
+from instances.lumos.instance import OcsConfig, ReconfigInstance
 from instances.lumos.check import check_config
 from instances.lumos.workloads import job_sequence, random_topology, topology_sequence
 from toolkit.registry import OptionError, RunConfig, problem

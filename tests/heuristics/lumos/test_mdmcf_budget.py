@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 from heuristics.lumos.mdmcf.eject import Work, eject_connection
-from heuristics.lumos.mdmcf.reconfig import group_work, itv_configure, old_even
-from instances.lumos.instance import Fabric, ReconfigInstance
+from heuristics.lumos.mdmcf.group_split import group_work
+from heuristics.lumos.mdmcf.reconfig import itv_configure, old_even
+from instances.lumos.fabric import Fabric
+from instances.lumos.instance import ReconfigInstance
 from instances.lumos.check import check_config
 from instances.lumos.workloads import topology_sequence
 from toolkit.registry import OptionError, RunConfig, problem

@@ -6,9 +6,10 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from heuristics.lumos.mdmcf.exact import lp_bound, lp_guided
-from heuristics.lumos.mdmcf.reconfig import (EXACT_VARS, _rewiring, group_bound, itv_configure, old_even,
-                                       split_group)
-from instances.lumos.instance import Fabric, ReconfigInstance
+from heuristics.lumos.mdmcf.group_split import EXACT_VARS, _rewiring, group_bound, split_group
+from heuristics.lumos.mdmcf.reconfig import itv_configure, old_even
+from instances.lumos.fabric import Fabric
+from instances.lumos.instance import ReconfigInstance
 from instances.lumos.workloads import job_sequence, random_topology, topology_sequence
 from models.backend import solve
 from models.lumos.ilp import build_itv

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from heuristics.lumos.placement import NoPlacement, best_fit, greedy_placement
-from instances.lumos.instance import Fabric
+from instances.lumos.fabric import Fabric
 from instances.lumos.placement import Cluster, Job, PlacementInstance
 from instances.lumos.placement_check import check_placement, whole_ep_possible
 from models.lumos.placement import solve_placement

@@ -12,7 +12,8 @@ from heuristics.lumos.logical import heuristic_decomposition
 from heuristics.lumos.mdmcf.reconfig import itv_configure
 from heuristics.lumos.requirement import cap_share, job_requirement, leaf_requirement
 from instances.errors import InstanceError
-from instances.lumos.instance import Fabric, ReconfigInstance
+from instances.lumos.fabric import Fabric
+from instances.lumos.instance import ReconfigInstance
 from instances.lumos.check import check_config
 from instances.lumos.logical import LogicalInstance
 from instances.lumos.placement import Cluster, Job, Placement

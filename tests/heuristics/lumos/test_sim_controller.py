@@ -8,7 +8,7 @@ import pytest
 from heuristics.lumos.logical import extend_split, heuristic_decomposition
 from heuristics.lumos.sim.controller import OcsController, _merge, _remove_units
 from heuristics.lumos.placement import greedy_placement
-from instances.lumos.instance import Fabric
+from instances.lumos.fabric import Fabric
 from instances.lumos.logical import LogicalInstance, LogicalSolution
 from instances.lumos.placement import Cluster, Job, PlacementInstance
 from instances.lumos.workloads import random_requirement

@@ -13,7 +13,7 @@ from heuristics.lumos.sim.controller import Reconfiguration
 from heuristics.lumos.sim.engine import Simulator
 from heuristics.lumos.sim.traffic import Flows
 from heuristics.lumos.sim.workload import SimJob
-from instances.lumos.instance import Fabric
+from instances.lumos.fabric import Fabric
 from instances.lumos.placement import Cluster, Job
 
 CL = Cluster(Fabric(2, 8, 8, 2), 8)      # 2 Pods x 4 leaves x 1 server of 8 GPUs

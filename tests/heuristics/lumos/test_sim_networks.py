@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from heuristics.lumos.sim.clos import ClosNetwork, clos_for
 from heuristics.lumos.sim.networks import BestNetwork, OcsNetwork
-from instances.lumos.instance import Fabric
+from instances.lumos.fabric import Fabric
 from instances.lumos.placement import Cluster
 
 

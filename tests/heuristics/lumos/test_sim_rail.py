@@ -9,7 +9,7 @@ from heuristics.lumos.sim.clos import ClosNetwork
 from heuristics.lumos.sim.networks import OcsNetwork
 from heuristics.lumos.sim.traffic import COLLECTIVE, alltoall_rows, job_flows
 from instances.errors import InstanceError
-from instances.lumos.instance import Fabric
+from instances.lumos.fabric import Fabric
 from instances.lumos.placement import Cluster, Job, Placement
 
 FAB = Fabric(2, 4, 4)            # 2 Pods x 4 leaves x 4 GPU ports: 32 GPUs

@@ -10,7 +10,7 @@ from hypothesis import strategies as hs
 from heuristics.lumos.requirement import job_pairs
 from heuristics.lumos.sim.traffic import (ALLTOALL, COLLECTIVE, Flows, collective_pairs, job_flows,
                                          splitmix64)
-from instances.lumos.instance import Fabric
+from instances.lumos.fabric import Fabric
 from instances.lumos.placement import Cluster, Job, Placement
 
 M64 = 2 ** 64 - 1

@@ -8,7 +8,8 @@ import pytest
 
 import benchmarks.lumos.reconfig_quality as Q
 from heuristics.lumos.mdmcf.exact import lp_guided
-from heuristics.lumos.mdmcf.reconfig import _rewiring, old_even, split_group
+from heuristics.lumos.mdmcf.group_split import _rewiring, split_group
+from heuristics.lumos.mdmcf.reconfig import old_even
 from heuristics.lumos.mdmcf.triple import matrices_of, resplit_triples, rows, search
 
 

@@ -11,7 +11,8 @@ from heuristics.delta.sim import compile_full_dag, simulate
 from instances.delta.instance import DeltaInstance, from_job
 from instances.delta.dag import build_full_dag, stage_program
 from instances.delta.reduce import reduce_dag
-from instances.delta.models import ARCHS, TABLE_I, Job
+from instances.delta.archs import ARCHS
+from instances.delta.models import TABLE_I, Job
 from instances.errors import InstanceError
 
 

@@ -185,7 +185,7 @@ def test_estimates_cover_measured_peaks():
     """The estimates are upper bounds of the peaks measured (docstrings): 4,000 Pods at
     H = 1, K = 2 peaked at 0.64 GB above the interpreter, 4,000 leaves at H = 2 at 0.77 GB;
     and they grow like the arrays they stand for."""
-    from instances.lumos.instance import Fabric
+    from instances.lumos.fabric import Fabric
     from instances.lumos.size import logical_bytes, reconfig_bytes
     assert reconfig_bytes(Fabric(4000, 2, 2, 2, 4000), "cross") > 0.64e9
     assert logical_bytes(Fabric(2, 2, 2000, 1)) > 0.77e9

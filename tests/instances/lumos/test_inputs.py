@@ -6,7 +6,7 @@ import pytest
 import instances
 import solve
 from instances.errors import InstanceError
-from instances.lumos.instance import Fabric
+from instances.lumos.fabric import Fabric
 
 
 @pytest.mark.parametrize("problem, args, field", [

@@ -9,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 import instances
 from instances.errors import InstanceError
-from instances.lumos.instance import Fabric, OcsConfig, ReconfigInstance, make_wiring, validate_topology
+from instances.lumos.fabric import Fabric, make_wiring
+from instances.lumos.instance import OcsConfig, ReconfigInstance, validate_topology
 from instances.lumos.logical import LogicalInstance, validate_requirement
 from instances.lumos.check import check_config
 from instances.lumos.scale import table1

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from instances.errors import InstanceError
-from instances.lumos.instance import Fabric
+from instances.lumos.fabric import Fabric
 from instances.lumos.placement import Cluster, Job, Placement
 
 # 2 Pods x 2 leaves (k_spine 4, tau 2), k_leaf 8 GPUs per leaf, 2 servers of 4 GPUs per leaf

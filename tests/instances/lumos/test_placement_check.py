@@ -11,7 +11,7 @@ import pytest
 import instances
 from heuristics.lumos.placement import greedy_placement
 from instances.errors import InstanceError
-from instances.lumos.instance import Fabric
+from instances.lumos.fabric import Fabric
 from instances.lumos.placement import Cluster, Job, PlacementInstance
 from instances.lumos.placement_check import check_placement, whole_ep_possible
 

@@ -15,7 +15,8 @@ from heuristics.lumos.mdmcf.decompose import (find_connection, int_decompose, sy
 from heuristics.lumos.realize import realize
 from heuristics.lumos.mdmcf.reconfig import cross_realize, dual_realize, old_even
 from heuristics.lumos.mdmcf.refine import pair_refine
-from instances.lumos.instance import Fabric, OcsConfig, ReconfigInstance, make_wiring, perm_from_matrix
+from instances.lumos.fabric import Fabric, make_wiring
+from instances.lumos.instance import OcsConfig, ReconfigInstance, perm_from_matrix
 from instances.lumos.check import check_config
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import instances
-from instances.lumos.instance import Fabric
+from instances.lumos.fabric import Fabric
 from instances.lumos.staging import Staging, StagingInstance, check_staging
 from instances.lumos.workloads import churn_requirement, random_requirement
 from toolkit.registry import RunConfig, problem

@@ -6,7 +6,8 @@ import pytest
 
 from heuristics.lumos.mdmcf.decompose import int_bounds_hold, sym_bounds_hold, sym_decompose_rewiring
 from heuristics.lumos.mdmcf.reconfig import itv_configure
-from instances.lumos.instance import Fabric, ReconfigInstance
+from instances.lumos.fabric import Fabric
+from instances.lumos.instance import ReconfigInstance
 from instances.lumos.logical import LogicalInstance
 from instances.lumos.check import check_logical
 from instances.lumos.workloads import random_requirement, topology_sequence

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from heuristics.lumos.placement import NoPlacement, greedy_placement
-from instances.lumos.instance import Fabric
+from instances.lumos.fabric import Fabric
 from instances.lumos.placement import Cluster, Job, PlacementInstance
 from instances.lumos.placement_check import check_placement
 from models.lumos.placement import solve_placement

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from heuristics.lumos.staging import stage_lower_bound, staging_greedy
-from instances.lumos.instance import Fabric
+from instances.lumos.fabric import Fabric
 from instances.lumos.staging import Staging, StagingInstance, check_staging
 from models.backend import solve
 from models.lumos.staging import build_staging, extract_staging, staging_start

@@ -93,7 +93,7 @@ TARGETS: dict[str, Target] = {
     "spectra-gap": Target("benchmarks.spectra.gap:run",
                           "Spectra gap study: proven optimum (matching MILP, HiGHS) and OPT_T (slot "
                           "MILP) vs Spectra vs lower bound, 4 families, n = 3-6, s = 2-4",
-                          "~4 h", "~10 min", "both"),
+                          "~5.5 h", "~10 min", "both"),
     "delta-sim": Target("benchmarks.delta.sim:run",
                         "DELTA simulator time per evaluation and baseline NCT, Table I workloads",
                         "~10 s", "~10 s"),

@@ -16,7 +16,9 @@ run's 94 min (side by side, load 6-8) plus what its report estimates for the res
 at load 3-4. ``lumos-jct-ilp-probing``: quick timed at load 5-6 beside that full run; full
 estimated from the ECMP full run's simulation time (2,643 s) and the probing / ECMP ratio of
 the quick sizes at that load (about 4x). ``batch-overhead`` (issue 29): full 2.5 min, quick
-15 s, at load 4-4.5, not niced (its committed report's run).
+15 s, at load 4-4.5, not niced (its committed report's run). ``lumos-fig23`` full: 32 min at
+load 4-5 beside other jobs (its committed run); ``spectra-gap`` full: its n <= 5 part's ~4 h
+plus the n = 6 part's 1.6 h (load about 4).
 
 Where a run writes (issue 28): a full run into its paper's folder, ``results/<paper>/``
 (issue 30: ``spectra-fig5`` into ``results/spectra/``; the shared targets into ``results/``),
@@ -186,7 +188,7 @@ TARGETS: dict[str, Target] = {
                           "4K, probing and ECMP ([002] Fig. 24)", "~16 min", "~1.5 min"),
     "lumos-fig23": Target("benchmarks.lumos.robust:run_fig23",
                           "LumosCore vs Clos vs workload level (eq. 9), 4K, probing ([002] Fig. 23)",
-                          "~60 min", "~3 min", "full"),
+                          "~35 min", "~3 min", "full"),
     "lumos-fig8d": Target("benchmarks.lumos.robust:run_fig8d",
                           "LumosCore vs Clos vs share of GPUs failed, 4K, probing ([002] Fig. 8(d))",
                           "~60 min", "~3.5 min", "full"),

@@ -114,6 +114,23 @@ def routing_text(routing: str) -> tuple[str, str]:
                            "the suffix). ")
 
 
+def report_start(target: str, title: str, routing: str, quick: bool, out_dir: Path,
+                 runs_dir: Path, summ: pd.DataFrame, key: str, names) -> tuple[Path, list[str]]:
+    """A JCT target's Avg.JCT-vs-GPUs plot (one line per ``key`` value in ``names``) and its
+    report's opening lines (title with the routing, the command that regenerates it)."""
+    from benchmarks.common import machine, reproduce_cmd
+    from benchmarks.lumos.common import plot
+
+    sfx, _ = routing_text(routing)
+    cmd = reproduce_cmd(target + sfx.replace("_", "-"), quick, out_dir)
+    png = plot(out_dir / f"{target.replace('-', '_')}{sfx}.png",
+               {n: (summ[summ[key] == n].gpus, summ[summ[key] == n].avg_jct_s / 3600)
+                for n in names}, "GPUs", "Avg.JCT (h)")
+    return png, [title + (f", {routing} routing" if sfx else ""), "",
+                 f"Regenerate: `{cmd}` (resumable; runs in `{runs_dir}`). Machine: {machine()}.",
+                 ""]
+
+
 def at_size(summ: pd.DataFrame, gpus: int) -> tuple[pd.DataFrame, str]:
     """The rows at ``gpus``, else at the largest size run (a quick run), and a label."""
     if (summ.gpus == gpus).any():

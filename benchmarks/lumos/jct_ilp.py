@@ -20,10 +20,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.common import headline, machine, md_table, reproduce_cmd, write_report
-from benchmarks.lumos.common import plot
-from benchmarks.lumos.jct import (LARGE_ALPHA, at_size, reconfigurations, routing_text, simulate,
-                                  summary)
+from benchmarks.common import headline, md_table, write_report
+from benchmarks.lumos.jct import (LARGE_ALPHA, at_size, reconfigurations, report_start,
+                                  routing_text, simulate, summary)
 
 ILP_RUNS = (("best", None), ("lumos-51.2T-tau1", "itv-mdmcf"), ("lumos-51.2T-tau1", "itv-mcf"),
             ("lumos-51.2T-tau1", "itv-ilp"), ("uniform-51.2T-tau1", "uniform-greedy"),
@@ -128,17 +127,13 @@ def run_ilp(quick: bool = False, out_dir: Path = Path("results/lumos"), routing:
     summ = _ilp_table(df[df.alpha == 1.0], runs_dir)
     names = list(dict.fromkeys(summ.strategy))
     sfx, note = routing_text(routing)
-    cmd = reproduce_cmd("lumos-jct-ilp" + sfx.replace("_", "-"), quick, out_dir)
-    png = plot(out_dir / f"lumos_jct_ilp{sfx}.png",
-               {s: (summ[summ.strategy == s].gpus, summ[summ.strategy == s].avg_jct_s / 3600)
-                for s in names}, "GPUs", "Avg.JCT (h)")
+    png, head = report_start("lumos-jct-ilp", "# OCS reconfiguration time in the job completion "
+                             "time ([001] Fig. 8)", routing, quick, out_dir, runs_dir, summ,
+                             "strategy", names)
     cdf_gpus = 4096 if quick else 8192
     per_job = slowdowns(df[df.alpha == 1.0])
     cdf = _cdf_plot(out_dir / f"lumos_jct_ilp{sfx}_cdf.png", per_job, cdf_gpus)
-    md = ["# OCS reconfiguration time in the job completion time ([001] Fig. 8)"
-          + (f", {routing} routing" if sfx else ""), "",
-          f"Regenerate: `{cmd}` (resumable; runs in `{runs_dir}`). Machine: {machine()}.", "",
-          note + f"{n_jobs} Helios-style jobs per run, workload level {rho}, seed {seed}; "
+    md = [*head, note + f"{n_jobs} Helios-style jobs per run, workload level {rho}, seed {seed}; "
           "ITV-ILP and Uniform-ILP limited to 600 s per reconfiguration. The controller's measured time "
           "(requirement, logical topology, reconfiguration) delays each admitted job, and "
           "admissions queue for the one controller. Slowdowns are per job against the "

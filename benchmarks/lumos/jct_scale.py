@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmarks.common import headline, machine, main, md_table, reproduce_cmd, write_report
-from benchmarks.lumos.common import plot
-from benchmarks.lumos.jct import LARGE_ALPHA, at_size, routing_text, simulate, summary
+from benchmarks.common import headline, main, md_table, write_report
+from benchmarks.lumos.jct import (LARGE_ALPHA, at_size, report_start, routing_text, simulate,
+                                  summary)
 
 SCALE_ARCHS = ("best", "lumos-51.2T-tau2", "lumos-51.2T-tau1", "lumos-25.6T-tau1",
                "clos-51.2T-3tier", "clos-25.6T-3tier", "clos-25.6T-4tier")
@@ -59,14 +59,10 @@ def run_scale(quick: bool = False, out_dir: Path = Path("results/lumos"), routin
                                                for a in SCALE_ARCHS])], ignore_index=True)
         big_summ = summary(big, ["gpus", "arch"])
         big_gaps = seed_gaps(big, PAIRS)
-    cmd = reproduce_cmd("lumos-jct-scale" + sfx.replace("_", "-"), quick, out_dir)
-    png = plot(out_dir / f"lumos_jct_scale{sfx}.png",
-               {a: (summ[summ.arch == a].gpus, summ[summ.arch == a].avg_jct_s / 3600)
-                for a in SCALE_ARCHS}, "GPUs", "Avg.JCT (h)")
-    md = ["# LumosCore vs Clos: Avg.JCT and Avg.JRT vs cluster size ([002] Fig. 8(a)-(c))"
-          + (f", {routing} routing" if sfx else ""), "",
-          f"Regenerate: `{cmd}` (resumable; runs in `{runs_dir}`). Machine: {machine()}.", "",
-          note + f"{n_jobs} Helios-style jobs per run, workload level {rho}, seeds {list(seeds)}; "
+    png, head = report_start("lumos-jct-scale", "# LumosCore vs Clos: Avg.JCT and Avg.JRT vs "
+                             "cluster size ([002] Fig. 8(a)-(c))", routing, quick, out_dir,
+                             runs_dir, summ, "arch", SCALE_ARCHS)
+    md = [*head, note + f"{n_jobs} Helios-style jobs per run, workload level {rho}, seeds {list(seeds)}; "
           "the same jobs on every architecture of a size. The OCS algorithms' time is not "
           "charged to the jobs ([002] does not say it is; `alg_time=none`), so every number "
           "here is independent of the machine and its load. Paper: " +

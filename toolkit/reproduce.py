@@ -17,7 +17,8 @@ at load 3-4. ``lumos-jct-ilp-probing``: quick timed at load 5-6 beside that full
 estimated from the ECMP full run's simulation time (2,643 s) and the probing / ECMP ratio of
 the quick sizes at that load (about 4x). ``batch-overhead`` (issue 29): full 2.5 min, quick
 15 s, at load 4-4.5, not niced (its committed report's run). ``lumos-fig23`` full: 32 min at
-load 4-5 beside other jobs (its committed run); ``spectra-gap`` full: its n <= 5 part's ~4 h
+load 4-5 beside other jobs (its committed run), ``lumos-fig8d`` full 12 min at load 3-4;
+``spectra-gap`` full: its n <= 5 part's ~4 h
 plus the n = 6 part's 1.6 h (load about 4).
 
 Where a run writes (issue 28): a full run into its paper's folder, ``results/<paper>/``
@@ -191,7 +192,7 @@ TARGETS: dict[str, Target] = {
                           "~35 min", "~3 min", "full"),
     "lumos-fig8d": Target("benchmarks.lumos.robust:run_fig8d",
                           "LumosCore vs Clos vs share of GPUs failed, 4K, probing ([002] Fig. 8(d))",
-                          "~60 min", "~3.5 min", "full"),
+                          "~15 min", "~3.5 min", "full"),
     "lumos-mrar-gap": Target("benchmarks.lumos.mrar_gap:run",
                              "LumosCore: MDMCF's MRAR gain over ITV-MCF split by workload and "
                              "step (+26.23 % ours vs +2.77 % [001])", "~15 min", "~2 min",

@@ -51,8 +51,9 @@ def same_chip_gaps(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     max over the seeds."""
     per = df.groupby(by + ["seed", "arch"]).jct_s.mean()
     rows = []
-    for key, g in per.groupby(level=list(range(len(by)))):
-        g = g.droplevel(list(range(len(by))))
+    levels = list(range(len(by)))
+    for key, g in per.groupby(level=levels if len(by) > 1 else 0):   # a scalar key for one
+        g = g.droplevel(levels)
         key = key if isinstance(key, tuple) else (key,)
         for a, b in SAME_CHIP:
             try:

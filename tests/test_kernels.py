@@ -16,7 +16,6 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
 
 from tests.test_cli import ROOT
 from toolkit.kernels import KERNELS, compile_clock

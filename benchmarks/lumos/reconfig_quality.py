@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.lumos import reconfig_grid as G
-from benchmarks.common import machine, main, md_table, write_report
+from benchmarks.common import main, write_report
 from benchmarks.lumos.reconfig_grid import ilp_optimum  # noqa: F401  (the re-split study's)
 from instances.lumos.fabric import Fabric
 from instances.lumos.instance import ReconfigInstance

@@ -12,7 +12,7 @@ import instances
 from heuristics.delta.sim import simulate
 from instances.delta.instance import DeltaInstance, DeltaSolution, _plain_tasks, check_solution
 from instances.delta.dag import build_full_dag
-from instances.delta.reduce import _pruned, reduce_dag
+from instances.delta.reduce import reduce_dag
 from instances.delta.models import TABLE_I, Job
 from instances.errors import InstanceError
 from instances.lumos.instance import _first_repeat
@@ -56,8 +56,9 @@ def test_numpy_integers_still_pass_through_the_walk():
     assert _rebuild(inst, tasks).n_tasks == inst.n_tasks
 
 
-def _full_width(first: np.ndarray, topo: list[int]) -> np.ndarray:
-    """The pruning as it was: every row summed over every column."""
+def _row_by_row(first: np.ndarray, topo: list[int]) -> np.ndarray:
+    """The pruning as a test of its own: each task's row, from the last task to the
+    first, against the longest chains through the tasks it reaches."""
     keep = first > -np.inf
     longest = np.full(first.shape, -np.inf)
     for a in topo[::-1]:
@@ -71,17 +72,26 @@ def _full_width(first: np.ndarray, topo: list[int]) -> np.ndarray:
     return keep
 
 
-@pytest.mark.parametrize("name, mode, replicas", [("gpt-7b", "async", "full"),
-                                                  ("megatron-177b", "megatron_blocking", "canonical")])
-def test_pruning_on_the_upper_triangle_keeps_the_same_edges(name, mode, replicas, monkeypatch):
-    job = Job(**dict(TABLE_I[name], micro_batches=6, p2p_mode=mode, replicas=replicas))
-    seen = []
-    monkeypatch.setattr("instances.delta.reduce._pruned",
-                        lambda first, topo: seen.append((first.copy(), topo)) or _pruned(first, topo))
-    red = reduce_dag(build_full_dag(job)[0])
-    first, topo = seen[0]
-    assert np.array_equal(_pruned(first, topo), _full_width(first, topo))
-    assert 0 < len(red["deps"]) < int((first > -np.inf).sum())      # it does prune
+@pytest.mark.parametrize("name, mode, replicas, N", [
+    ("gpt-7b", "async", "full", 6), ("megatron-177b", "megatron_blocking", "canonical", 6),
+    ("megatron-177b", "async", "full", 3), ("mixtral-8x22b", "megatron_blocking", "full", 5)])
+def test_the_one_pass_pruning_keeps_the_row_by_row_tests_edges(name, mode, replicas, N):
+    """reduce_dag prunes in its reverse pass (a second vector per node); it keeps exactly
+    the edges, with the same delays, that the row-by-row test keeps of the unpruned DAG."""
+    job = Job(**dict(TABLE_I[name], micro_batches=N, p2p_mode=mode, replicas=replicas))
+    g = build_full_dag(job)[0]
+    red, full = reduce_dag(g), reduce_dag(g, prune=False)
+    M = len(g.tasks)
+    first = np.full((M, M), -np.inf)
+    a, c = full["deps"][:, 0].astype(int), full["deps"][:, 1].astype(int)
+    first[a, c] = full["deps"][:, 2]
+    keep = _row_by_row(first, full["order"].tolist())
+    ka, kc = np.nonzero(keep)
+    assert np.array_equal(red["deps"], np.column_stack([ka, kc, first[ka, kc]]))
+    assert 0 < len(red["deps"]) < len(full["deps"])                 # it does prune
+    for k in ("release", "tail", "order"):
+        assert np.array_equal(red[k], full[k])
+    assert red["q0"] == full["q0"]
 
 
 def test_the_first_late_dependency_in_file_order_is_named():

@@ -4,7 +4,7 @@ reconfigurations, DELTA-Fast on Megatron-177B; see :mod:`benchmarks.batch_scalin
 batches of 64 and 256 tasks, on the local process pool at 1 worker and at the machine's
 cores, one repeat each; and the pool's start on its own: a fresh process that starts a pool
 of ``w`` workers with the batch's modules and kernel sets and waits until every worker has
-answered once (``start_s``: the forkserver's imports and kernel loading, then the forks).
+answered once (a roll call at a barrier: :mod:`benchmarks.pool_roll`) (``start_s``: the forkserver's imports and kernel loading, then the forks).
 
 A batch's wall at ``w`` workers is about ``start_s + runtime_sum_s(w) / w`` plus the
 parent's planning and the last tasks' tail; ``bound`` is that sum without the tail and the
@@ -33,18 +33,21 @@ import json, sys, time
 from toolkit.threads import one_blas_thread
 one_blas_thread()
 t0 = time.perf_counter()
-import os
+from benchmarks import pool_roll
 from toolkit.batch import kernel_sets, pool_modules
-from toolkit.pools import kill_pool, process_pool
+import multiprocessing
+from toolkit.pools import START_METHOD, kill_pool, process_pool
 from toolkit.registry import RunConfig, problem
 from toolkit.variants import parse_variants
 w, methods = json.loads(sys.argv[1])
 runs = [(problem(p).methods[v.method], v.config(RunConfig())) for v in parse_variants(methods)
         for p in ("lumos-reconfig", "delta") if v.method in problem(p).methods]
 modules, kernels = pool_modules([m for m, _ in runs]), kernel_sets(runs)
+roll = multiprocessing.get_context(START_METHOD).Barrier(w)    # starts no server
 t1 = time.perf_counter()
-ex = process_pool(w, modules=modules, kernels=kernels)
-pids = {f.result() for f in [ex.submit(os.getpid) for _ in range(w)]}
+ex = process_pool(w, modules=modules, kernels=kernels, initializer=pool_roll.join,
+                  initargs=(roll,))
+pids = {f.result() for f in [ex.submit(pool_roll.answer) for _ in range(w)]}
 t2 = time.perf_counter()
 kill_pool(ex)
 print(json.dumps([t2 - t1, len(pids)]))
@@ -54,7 +57,10 @@ print(json.dumps([t2 - t1, len(pids)]))
 def pool_start(workers: int) -> float:
     """Seconds from asking for a pool of ``workers`` to every worker's first answer, in a
     fresh process (the forkserver started by that pool)."""
-    return run_script(_START, [workers, METHODS], "pool start")[0]
+    secs, answered = run_script(_START, [workers, METHODS], "pool start")
+    if answered != workers:
+        raise RuntimeError(f"pool start: {answered} of {workers} workers answered")
+    return secs
 
 
 def subset(folder: Path, dest: Path, n_each: int) -> Path:

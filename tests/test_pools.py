@@ -58,6 +58,19 @@ def test_pools_start_from_a_forkserver_with_one_thread():
     assert {r["share"] for r in seen} == {"1"} and {r["numba_threads"] for r in seen} == {1}
 
 
+def test_the_roll_call_hears_every_worker_once():
+    """benchmarks.pool_roll: each of w roll-call tasks waits for the others at a barrier, so
+    all w workers answer (batch-scaling-size times its pool start until then), where w
+    plain tasks may all go to the fastest worker."""
+    from benchmarks import pool_roll
+
+    for w in (2, 3):
+        roll = multiprocessing.get_context(pools.START_METHOD).Barrier(w)
+        with pools.pool(w, share=1, initializer=pool_roll.join, initargs=(roll,)) as ex:
+            pids = [f.result() for f in [ex.submit(pool_roll.answer, 60.0) for _ in range(w)]]
+        assert len(set(pids)) == w and os.getpid() not in pids
+
+
 def test_workers_start_once_and_are_warm_before_their_first_task(tmp_path):
     """Each worker runs its start-up (caps, kernels) once, whatever number of tasks it
     takes; a batch's records carry no warm-up: no task paid for loading its kernels."""

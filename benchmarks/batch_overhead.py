@@ -162,7 +162,7 @@ def _report(out_dir: Path, quick: bool, rounds: pd.DataFrame, cores: int) -> lis
              "(a busy machine stretches the wall, not the CPU a task needs); the wall is the "
              "issue's.", ""]
     more = ["Target (issue 29 item 3):", "", f"- {verdict(s)}; in CPU time, all-in "
-            f"{cpu[0]:.1f} ms ({'at' if cpu[0] <= OVERHEAD_MS else 'above'} {OVERHEAD_MS:g} "
+            f"{cpu[0]:.1f} ms ({'within' if cpu[0] <= OVERHEAD_MS else 'above'} {OVERHEAD_MS:g} "
             f"ms) and warm {cpu[1]:.1f} ms per task (median).", "", "## Rounds", "",
             "`wall_s`, `runtime_sum_s`: the first batch's; `startup_cpu_s`: the interpreter's "
             "start and its imports before the first batch (in no measure above).", "",

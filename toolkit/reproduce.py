@@ -174,7 +174,7 @@ TARGETS: dict[str, Target] = {
                               "~4 h", "~10 min", "full"),
     "lumos-jct-scale-probing": Target("benchmarks.lumos.jct_scale:run_scale_probing",
                                       "lumos-jct-scale under probing routing ([002]'s default; "
-                                      "no larger-jobs part)", "~5 h", "~15 min", "both"),
+                                      "no larger-jobs part)", "~1 h", "~15 min", "quick"),
     "lumos-jct-ilp": Target("benchmarks.lumos.jct_ilp:run_ilp",
                             "MDMCF vs MCF vs ILP vs Uniform vs Clos: JRT/JWT slowdowns and Avg.JCT, simulated ([001] Fig. 8)",
                             "~6 h", "~5 min", "full"),

@@ -76,19 +76,30 @@ def instance_type(d, source: str | None = None):
 
 def read_json(path: str | Path) -> dict:
     """Parse an instance file, with malformed JSON reported as a one-line InstanceError."""
+    return parse_json(read_text(path), path)
+
+
+def read_text(path: str | Path) -> str:
+    """An instance file's text (UTF-8), its size guarded before it is read; a one-line
+    InstanceError when it cannot be read."""
     from instances.limits import guard
 
     path = Path(path)
     try:
         # parsed JSON takes roughly ten times its text in Python objects
         guard("", 10 * path.stat().st_size, f"parsing this {path.stat().st_size}-byte file")
-        raw = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except OSError as exc:
         raise InstanceError("", f"cannot read file ({exc.strerror})", str(path))
     except InstanceError as exc:
         raise exc.with_source(str(path)) from None
     except UnicodeDecodeError as exc:
         raise InstanceError("", f"not UTF-8 text (byte {exc.start})", str(path))
+
+
+def parse_json(raw: str, path: str | Path) -> dict:
+    """The JSON text ``raw`` of the file ``path`` parsed (duplicate keys refused), with
+    malformed JSON reported as a one-line InstanceError naming ``path``."""
     try:
         with _no_collection():
             return json.loads(raw, object_pairs_hook=_unique_keys)

@@ -200,3 +200,28 @@ def test_an_api_batch_leaves_the_callers_allocator_as_it_is():
     out = subprocess.run([sys.executable, "-c", _API_BATCH], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout.split()
     assert out[-1] == "False"
+
+
+def test_tasks_for_other_processes_carry_the_files_text_and_run_alike(tmp_path):
+    """plan(text=True), as for a pool or a Dask cluster: each task holds the file's text
+    (one string to pickle, not the parsed file) and its problem; the task parses it and
+    its record is the record of the parsed file's task; a text that does not parse is a
+    bad_input record naming the file, not an exception."""
+    from toolkit.batch import BatchReport, _task, plan
+    from toolkit.registry import RunConfig
+    from toolkit.variants import parse_variants
+
+    ex = ROOT / "instances" / "examples"
+    files = sorted(ex.glob("*.json"))[:6]
+    variants = None
+    parsed = plan(files, variants, RunConfig(), {}, BatchReport())
+    text = plan(files, variants, RunConfig(), {}, BatchReport(), text=True)
+    assert len(parsed) == len(text) == 6
+    for p, t in zip(parsed, text):
+        assert isinstance(t[0], str) and json.loads(t[0]) == p[0]
+        assert t[4] == p[4] == p[0]["problem"] and t[1:4] == p[1:4]
+        a, b = (_task(*x[:3], RunConfig(), x[3]) for x in (p, t))
+        keep = ("instance", "method", "status", "objective", "verified")
+        assert {k: a.get(k) for k in keep} == {k: b.get(k) for k in keep}
+    bad = _task("{not json", "x.json", parse_variants("spectra")[0], RunConfig(), {})
+    assert bad["status"] == "bad_input" and bad["message"].startswith("x.json")

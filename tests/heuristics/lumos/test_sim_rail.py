@@ -13,6 +13,7 @@ from heuristics.lumos.sim.traffic import COLLECTIVE, alltoall_rows, job_flows
 from instances.errors import InstanceError
 from instances.lumos.fabric import Fabric
 from instances.lumos.placement import Cluster, Job, Placement
+from tests.heuristics.lumos.test_requirement import sym
 
 FAB = Fabric(2, 4, 4)            # 2 Pods x 4 leaves x 4 GPU ports: 32 GPUs
 T = 2                            # 2 GPUs per server: rail groups of 4 servers on 2 leaves
@@ -106,13 +107,6 @@ def test_rail_requirement_counts_every_cross_pod_gpu_pair():
         np.add.at(want, (cl.leaf_of(pairs[:, 0]), cl.leaf_of(pairs[:, 1])), 1)
         np.add.at(want, (cl.leaf_of(pairs[:, 1]), cl.leaf_of(pairs[:, 0])), 1)
         assert len(pairs) and np.array_equal(L, want), job
-
-
-def sym(n, entries):
-    L = np.zeros((n, n), dtype=np.int64)
-    for a, b, v in entries:
-        L[a, b] = L[b, a] = v
-    return L
 
 
 def test_leaf_pairs_merge_the_lane_pairs_of_a_leaf_pair():

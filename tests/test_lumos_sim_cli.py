@@ -100,9 +100,31 @@ def test_generate_spec_and_explicit_list_are_the_same_jobs(tmp_path):
 
 def test_generator_refuses_bad_params(tmp_path):
     for args in (("--arch", "torus"), ("--gpus", 300), ("--workload", "x"), ("--jobs", 0),
-                 ("--explicit", 2), ("--ecmp", "independent"), ("--rho", -1)):
+                 ("--explicit", 2), ("--ecmp", "independent"), ("--rho", -1),
+                 ("--rail-rule", "leaf-pairs"), ("--layout", "rail", "--rail-rule", "x")):
         code, out, err = cli("generate", "lumos-sim", *args, "-o", tmp_path / "g.json")
         assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, (args, err)
+
+
+def test_the_rail_rule_asks_fewer_links_of_the_same_first_admission(tmp_path):
+    """The shipped rail files differ only in ``rail_rule``: their first cross-Pod admission
+    (the same job, the same history before it) asks fewer links under leaf-pairs; the
+    generator writes the leaf-pairs file."""
+    first = {}
+    for rule, f in (("lane-pairs", "sim-rail-256-lumos.json"),
+                    ("leaf-pairs", "sim-rail-leafpairs-256-lumos.json")):
+        code, rec, err = solve_json(LUMOS / f, "--option", "alg_time=none", "--out", tmp_path / rule)
+        assert code == 0 and rec["verified"] is True and rec["reconfigurations"] > 0, err
+        saved = json.loads(next((tmp_path / rule).glob("*.simulate.json")).read_text())
+        first[rule] = SimSolution.from_dict(saved["solution"]).reconfigs[0]
+    lane, leaf = first["lane-pairs"], first["leaf-pairs"]
+    assert (lane["job"], lane["t"]) == (leaf["job"], leaf["t"])
+    assert 0 < leaf["req_links"] < lane["req_links"]
+    g = tmp_path / "g.json"
+    assert cli("generate", "lumos-sim", "--arch", "lumos-25.6T-tau1", "--jobs", 40, "--rho", 0.8,
+               "--seed", 1, "--layout", "rail", "--rail-rule", "leaf-pairs", "-o", g)[0] == 0
+    made, shipped = (instances.load_instance(x) for x in (g, LUMOS / "sim-rail-leafpairs-256-lumos.json"))
+    assert made.rail_rule == shipped.rail_rule == "leaf-pairs" and made.job_rows() == shipped.job_rows()
 
 
 @pytest.fixture(scope="module")

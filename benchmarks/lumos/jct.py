@@ -27,14 +27,16 @@ LARGE_ALPHA = 0.5      # larger jobs (mean 128 GPUs instead of 36) for the queue
 def simulate(arch: str, gpus: int, reconfig: str | None, n_jobs: int, rho: float, seed: int,
              out: Path, ilp_limit: float | None = None, alg_time: str = "measured",
              logical: str = "incremental", alpha: float = 1.0, routing: str = "ecmp",
-             fail_rate: float = 0.0, layout: str = "server") -> pd.DataFrame:
+             fail_rate: float = 0.0, layout: str = "server", rail_rule: str = "lane-pairs"
+             ) -> pd.DataFrame:
     """One simulation, checked by ``instances.lumos.sim_check.check_sim`` and cached in
     ``out`` (resume): its job records (its reconfigurations beside them:
     ``reconfigurations(...)``). ``alpha``: the job-size exponent of
     ``helios_jobs`` (smaller = larger jobs); ``routing`` ecmp (default: the routing of every
     committed result before issue 31), probing or optimal; ``fail_rate``: GPU failures
     (``failures.FailureModel``, seed = ``seed``); ``layout``: server or rail (intra-Pod
-    wiring, ``heuristics.lumos.sim.architectures``)."""
+    wiring, ``heuristics.lumos.sim.architectures``); ``rail_rule``: the rail layout's
+    requirement rule, lane-pairs or leaf-pairs (``heuristics.lumos.requirement``)."""
     from heuristics.lumos.sim.architectures import make_arch
     from heuristics.lumos.sim.engine import Simulator
     from heuristics.lumos.sim.workload import helios_jobs
@@ -42,7 +44,8 @@ def simulate(arch: str, gpus: int, reconfig: str | None, n_jobs: int, rho: float
     from instances.lumos.sim_check import check_sim
     from toolkit.registry import RunConfig
 
-    path = run_path(arch, gpus, reconfig, seed, out, logical, alpha, routing, fail_rate, layout)
+    path = run_path(arch, gpus, reconfig, seed, out, logical, alpha, routing, fail_rate, layout,
+                    rail_rule)
     if path.exists():
         return pd.read_csv(path)
     jobs = helios_jobs(n_jobs, gpus, rho, seed, alpha=alpha)
@@ -54,7 +57,8 @@ def simulate(arch: str, gpus: int, reconfig: str | None, n_jobs: int, rho: float
     from heuristics.lumos.sim.failures import FailureModel
 
     fails = FailureModel(fail_rate, seed) if fail_rate else None
-    res = Simulator(make_arch(arch, gpus, reconfig, cfg=cfg, logical=logical, layout=layout),
+    res = Simulator(make_arch(arch, gpus, reconfig, cfg=cfg, logical=logical, layout=layout,
+                              rail_rule=rail_rule),
                     alg_time=alg_time, routing=routing, failures=fails).run(jobs)
     bad, _ = check_sim(SimInstance(arch, gpus, jobs, layout=layout),
                        SimSolution(res.jobs.to_dict("records"), res.reconfigs.to_dict("records")))
@@ -62,6 +66,7 @@ def simulate(arch: str, gpus: int, reconfig: str | None, n_jobs: int, rho: float
         raise AssertionError(f"{path.name}: {'; '.join(bad[:3])}")
     df = res.jobs.assign(arch=arch, reconfig=reconfig or "", gpus=gpus, seed=seed, rho=rho,
                          alpha=alpha, routing=routing, fail_rate=fail_rate, layout=layout,
+                         rail_rule=rail_rule,
                          failures=res.stats["failures"],
                          sim_wall_s=time.perf_counter() - t0, rate_s=res.stats["rate_s"],
                          admit_s=res.stats["admit_s"], reconfigs=len(res.reconfigs))
@@ -75,22 +80,25 @@ def simulate(arch: str, gpus: int, reconfig: str | None, n_jobs: int, rho: float
 
 def run_path(arch: str, gpus: int, reconfig: str | None, seed: int, out: Path,
              logical: str = "incremental", alpha: float = 1.0, routing: str = "ecmp",
-             fail_rate: float = 0.0, layout: str = "server") -> Path:
+             fail_rate: float = 0.0, layout: str = "server", rail_rule: str = "lane-pairs"
+             ) -> Path:
     """The cache file of one run; ECMP runs without failures in the server layout keep their
-    pre-issue-31 names (the workload level is not in the name: a target that varies it uses
+    pre-issue-31 names, runs under the default rail rule (lane-pairs) theirs before the rule
+    could be chosen (the workload level is not in the name: a target that varies it uses
     one folder per level)."""
     tag = (("+" + reconfig if reconfig else "") + ("+full" if logical == "full" else "")
            + (f"+a{alpha:g}" if alpha != 1.0 else "")
            + (f"+{routing}" if routing != "ecmp" else "")
            + (f"+f{fail_rate:g}" if fail_rate else "")
-           + (f"+{layout}" if layout != "server" else ""))
+           + (f"+{layout}" if layout != "server" else "")
+           + (f"+{rail_rule}" if rail_rule != "lane-pairs" else ""))
     return out / f"{arch}{tag}_{gpus}_s{seed}.csv"
 
 
 def reconfigurations(arch: str, gpus: int, reconfig: str | None, seed: int, out: Path,
                      logical: str = "incremental", alpha: float = 1.0, **tags) -> pd.DataFrame:
     """The OCS reconfigurations of a cached run (empty when it made none); ``tags``: the
-    other keywords of ``run_path`` (routing, fail_rate, layout)."""
+    other keywords of ``run_path`` (routing, fail_rate, layout, rail_rule)."""
     path = run_path(arch, gpus, reconfig, seed, out, logical, alpha, **tags).with_suffix(
         ".reconfigs.csv")
     return pd.read_csv(path) if path.exists() else pd.DataFrame()

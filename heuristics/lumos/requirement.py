@@ -23,6 +23,21 @@ taken); then the same K_leaf cap (their ``scaling_leaf_comm`` also scales rows d
 the server layout the lanes of a group share its leaf, so the lane pairs collapse to the
 group pairs above.
 
+``rail_rule`` (issue 31) picks the rail layout's rule: ``lane-pairs`` (default, the authors'
+rule above) or ``leaf-pairs``, Principle 3 applied as in the server layout: the lane pairs
+of the PP traffic, and apart from them those of the DP traffic, merged by their cross-Pod
+leaf pair, each distinct leaf pair adding 1 unit for PP and 1 for DP (a leaf pair with both
+adds 2, as the server rule adds TP + TP / 2). [DECISION] 1 unit: in the rail layout a lane
+pair is one GPU's flow at the NIC rate, one port. The server rule gives TP units to a PP
+leaf pair whose TP lanes share the leaf, one link per lane; its DP TP / 2 (TP / 4 when
+tau = 1 and a leaf holds one server) is half (a quarter) of a link per lane, rounded up to
+the rule's minimum of 1. The flows of different stages and replicas between the same two
+rail leaves time-share their paths (Principle 3), as the server rule has them do between two
+server leaves; so ``leaf-pairs`` never exceeds ``lane-pairs`` entry by entry. The papers and
+spec 2.10 say nothing of the rail layout's rule beyond [002] A.10's "lower leaf-level
+network requirement". The server layout ignores ``rail_rule`` (a ``lumos-sim`` file refuses
+it there: ``instances.lumos.sim``).
+
 ``leaf_requirement`` adds the running jobs' requirements L2 (each running job contributes
 its own L, as recorded when it was admitted) and enforces sum_b L_ab <= K_leaf by the
 spec 2.10 [DECISION] (option 2 of [002] 4.2.2): scale the new job's rows down
@@ -38,6 +53,8 @@ import numpy as np
 from heuristics.lumos.domains import domain_fill, ring_next
 from instances.lumos.logical import validate_requirement
 from instances.lumos.placement import Placement
+
+RAIL_RULES = ("lane-pairs", "leaf-pairs")      # the rail layout's rule (module docstring)
 
 
 def requirement_units(placement: Placement) -> tuple[int, int]:
@@ -95,14 +112,19 @@ def job_pairs(placement: Placement, lanes: bool = False) -> tuple[np.ndarray, np
     return pairs(pp_gpus), pairs(dp_gpus)
 
 
-def job_requirement(placement: Placement, units: tuple[int, int] | None = None) -> np.ndarray:
+def job_requirement(placement: Placement, units: tuple[int, int] | None = None,
+                    rail_rule: str = "lane-pairs") -> np.ndarray:
     """L1 of one placed job (n_leaves x n_leaves, symmetric, int64), before the K_leaf cap.
     ``units`` = (per PP pair, per DP pair), default ``requirement_units``; per distinct leaf
-    pair, or per lane pair in the rail layout (module docstring)."""
+    pair, or in the rail layout per lane pair (``rail_rule`` ``lane-pairs``) or per distinct
+    leaf pair of lanes (``leaf-pairs``; module docstring)."""
+    if rail_rule not in RAIL_RULES:
+        raise ValueError(f"rail_rule must be one of {', '.join(RAIL_RULES)}, got {rail_rule!r}")
     u_pp, u_dp = units or requirement_units(placement)
     n = placement.cluster.fabric.n_leaves
     L = np.zeros((n, n), dtype=np.int64)
-    pp_pairs, dp_pairs = job_pairs(placement, lanes=placement.cluster.layout == "rail")
+    lanes = placement.cluster.layout == "rail" and rail_rule == "lane-pairs"
+    pp_pairs, dp_pairs = job_pairs(placement, lanes=lanes)
     for pairs, u in ((pp_pairs, u_pp), (dp_pairs, u_dp)):
         if len(pairs):
             np.add.at(L, (pairs[:, 0], pairs[:, 1]), u)
@@ -152,15 +174,16 @@ class Requirement:
 
 
 def leaf_requirement(new: Placement, running=(), cap: str = "share",
-                     units: tuple[int, int] | None = None) -> Requirement:
-    """L = L1 + L2 ([002] 4.2.2). L1 = ``job_requirement(new, units)``; L2 = the sum over
-    ``running`` of each job's own L: an array (e.g. its ``Requirement.L1`` when admitted;
-    pass one summed array when many jobs run) or a ``Placement`` (estimated by
-    ``job_requirement`` with its default units). L is valid for ``LogicalInstance`` by
-    construction. The K_leaf cap: ``cap="share"`` (spec 2.10 [DECISION]) scales L1 by
-    ``cap_share`` and marks the job sharing; ``cap="refuse"`` returns L = None when
-    L1 + L2 exceeds it (the caller re-places the job). InstanceError naming
-    ``running[k]`` or ``running`` when a running job's L or their sum is invalid."""
+                     units: tuple[int, int] | None = None,
+                     rail_rule: str = "lane-pairs") -> Requirement:
+    """L = L1 + L2 ([002] 4.2.2). L1 = ``job_requirement(new, units, rail_rule)``; L2 = the
+    sum over ``running`` of each job's own L: an array (e.g. its ``Requirement.L1`` when
+    admitted; pass one summed array when many jobs run) or a ``Placement`` (estimated by
+    ``job_requirement`` with its default units and ``rail_rule``). L is valid for
+    ``LogicalInstance`` by construction. The K_leaf cap: ``cap="share"`` (spec 2.10
+    [DECISION]) scales L1 by ``cap_share`` and marks the job sharing; ``cap="refuse"``
+    returns L = None when L1 + L2 exceeds it (the caller re-places the job). InstanceError
+    naming ``running[k]`` or ``running`` when a running job's L or their sum is invalid."""
     if cap not in ("share", "refuse"):
         raise ValueError(f"cap must be 'share' or 'refuse', got {cap!r}")
     fab = new.cluster.fabric
@@ -168,13 +191,13 @@ def leaf_requirement(new: Placement, running=(), cap: str = "share",
     L2 = np.zeros((n, n), dtype=np.int64)
     for k, job in enumerate(running):
         if isinstance(job, Placement):
-            L2 += job_requirement(job)
+            L2 += job_requirement(job, rail_rule=rail_rule)
             continue
         M = np.asarray(job)
         L2 += M if _valid_int(M, fab) else validate_requirement(M, fab, f"running[{k}]")
     if not _valid_int(L2, fab):
         L2 = validate_requirement(L2, fab, "running")      # names the bad entry
-    L1 = job_requirement(new, units)
+    L1 = job_requirement(new, units, rail_rule)
     fits = bool(np.all((L1 + L2).sum(axis=1) <= fab.k_leaf))
     if fits:
         return Requirement(L1 + L2, L1, L1, L2, True, False)

@@ -11,6 +11,10 @@ File fields (besides ``problem``, ``format``, ``name``, ``meta``):
 * ``layout`` (optional, issue 31): the intra-Pod wiring of GPUs to leaves / ToRs,
   ``server`` (default) or ``rail`` (rail-optimized, [002] Fig. 24;
   ``instances.lumos.placement`` module docstring);
+* ``rail_rule`` (optional, issue 31; OCS architectures in the rail layout only, refused
+  elsewhere): the leaf-level requirement's rule, ``lane-pairs`` (default, the authors' rule:
+  one unit per cross-Pod GPU pair) or ``leaf-pairs`` (Principle 3: one unit per distinct
+  cross-Pod leaf pair; ``heuristics.lumos.requirement`` module docstring);
 * ``failures`` (optional, issue 31): ``{"rate": r, "seed": s}``, GPU failures at
   steady-state down share 0 <= r < 1 ([002] Fig. 8(d); ``heuristics.lumos.sim.failures``);
 * exactly one of
@@ -130,6 +134,21 @@ def parse_failures(d) -> dict:
     return {"rate": rate, "seed": seed}
 
 
+def parse_rail_rule(v, arch: str, layout: str) -> str:
+    """The optional ``rail_rule`` (module docstring), strictly checked: refused where it
+    would change nothing (the server layout, or an architecture without OCS)."""
+    from heuristics.lumos.requirement import RAIL_RULES
+
+    rule = choice("rail_rule", v, RAIL_RULES)
+    if layout != "rail":
+        raise InstanceError("rail_rule", 'applies to the rail layout only ("layout": "rail"); '
+                            "the server layout's requirement rule is spec 2.10's")
+    if not arch.startswith(("lumos-", "uniform-")):
+        raise InstanceError("rail_rule", f"applies to OCS architectures only (lumos-*, "
+                            f"uniform-*: the leaf-level requirement), not {arch}")
+    return rule
+
+
 def parse_jobs(rows) -> np.ndarray:
     """The explicit ``jobs`` list as an (n, 9) float array, strictly checked (the first bad
     entry is named ``jobs[k]`` or ``jobs[k][i]``)."""
@@ -241,9 +260,10 @@ class SimInstance:
     cluster: Cluster | None = None
     failures: dict | None = None
     layout: str = "server"
+    rail_rule: str | None = None
 
     problem = "lumos-sim"
-    FIELDS = ("arch", "gpus", "workload", "jobs", "ecmp", "failures", "layout")
+    FIELDS = ("arch", "gpus", "workload", "jobs", "ecmp", "failures", "layout", "rail_rule")
 
     def __post_init__(self):
         if self.cluster is None:
@@ -291,6 +311,7 @@ class SimInstance:
         w = parse_workload(d["workload"]) if "workload" in d else None
         rows = parse_jobs(d["jobs"]) if w is None else None
         cl = arch_cluster(arch, gpus, ecmp, layout)
+        rule = parse_rail_rule(d["rail_rule"], arch, layout) if "rail_rule" in d else None
         if w is not None:
             jobs, where = workload_jobs(w, gpus), (lambda k: "workload")
         else:
@@ -298,7 +319,8 @@ class SimInstance:
         check_placeable(jobs, cl, where)
         name = text("name", d.get("name", "lumos-sim"))
         fails = parse_failures(d["failures"]) if "failures" in d else None
-        return cls(arch, gpus, jobs, w, ecmp, name, dict(d.get("meta", {})), cl, fails, layout)
+        return cls(arch, gpus, jobs, w, ecmp, name, dict(d.get("meta", {})), cl, fails, layout,
+                   rule)
 
     def job_rows(self) -> list[list]:
         return [[j.arrival_s, j.duration_s, j.job.gpus, j.job.tp, j.job.pp, j.job.dp, j.job.ep,
@@ -313,6 +335,8 @@ class SimInstance:
             d["failures"] = dict(self.failures)
         if self.layout != "server":
             d["layout"] = self.layout
+        if self.rail_rule is not None:
+            d["rail_rule"] = self.rail_rule
         if self.workload is not None:
             d["workload"] = dict(self.workload)
         else:

@@ -26,7 +26,8 @@ reconfiguration method's kernels are warmed before the clock, ``sim_kernels``) o
 (no delay: the output depends on nothing but the instance). Option ``routing`` (issue 31):
 ``probing`` (default, [002] §6.2 "By default, we use probing-based routing"), ``ecmp`` (every
 result before issue 31) or ``optimal`` (contention-free; ``heuristics.lumos.sim.routing``).
-The instance's ``layout`` (``server`` or ``rail``) is the intra-Pod wiring of every method.
+The instance's ``layout`` (``server`` or ``rail``) is the intra-Pod wiring of every method,
+its ``rail_rule`` (rail layout, OCS fabrics) the leaf-level requirement's rule.
 Objective: Avg.JCT (s, min),
 with the analytic bound mean T (JCT >= JRT >= T, ``instances.lumos.sim_check``).
 """
@@ -131,7 +132,7 @@ def run_sim(name: str, kind: str):
             reconfig = method or {"cross": "itv-mdmcf", "uniform": "uniform-greedy"}[inst.wiring]
         rcfg = reconfig_cfg(cfg, reconfig) if reconfig else None
         arch = make_arch(inst.arch, inst.gpus, reconfig, ecmp=inst.ecmp or "polarized", cfg=rcfg,
-                         layout=inst.layout)
+                         layout=inst.layout, rail_rule=inst.rail_rule or "lane-pairs")
         if arch.controller is not None:
             arch.controller.fallback = fallback
         t0 = time.perf_counter()
@@ -171,6 +172,9 @@ GEN_PARAMS = {
     "layout": (str, "server", "intra-Pod GPU-to-leaf wiring: server (a leaf holds whole "
                "servers) or rail (rail-optimized: GPU r of each server on rail leaf r; [002] "
                "Fig. 24)"),
+    "rail_rule": (str, "", "OCS fabrics in the rail layout only: the leaf-level requirement's "
+                  "rule, lane-pairs (default: one unit per cross-Pod GPU pair, the authors') "
+                  "or leaf-pairs (one per distinct cross-Pod leaf pair, Principle 3)"),
     "fail_rate": (float, 0.0, "GPU failures: share of the GPUs down in steady state ([002] "
                   "Fig. 8(d)); 0: none"),
     "fail_seed": (int, 0, "seed of the GPU failures"),
@@ -181,20 +185,22 @@ GEN_PARAMS = {
 
 
 def generate(arch="lumos-51.2T-tau2", gpus=256, workload="helios", jobs=40, rho=0.655, seed=0,
-             ecmp="", layout="server", fail_rate=0.0, fail_seed=0, explicit=0, name=""
-             ) -> SimInstance:
+             ecmp="", layout="server", rail_rule="", fail_rate=0.0, fail_seed=0, explicit=0,
+             name="") -> SimInstance:
     if workload not in WORKLOAD_KINDS:
         raise InstanceError("workload", f"must be one of {', '.join(WORKLOAD_KINDS)}, got {workload!r}")
     if explicit not in (0, 1):
         raise InstanceError("explicit", f"must be 0 or 1, got {explicit}")
     auto = (f"sim-{arch}-{gpus}-{workload}-j{jobs}-r{rho:g}-s{seed}"
-            + ("-rail" if layout == "rail" else ""))
+            + ("-rail" if layout == "rail" else "") + (f"-{rail_rule}" if rail_rule else ""))
     d = {"problem": "lumos-sim", "format": 1, "name": name or auto, "arch": arch, "gpus": gpus,
          "workload": {"kind": workload, "jobs": jobs, "rho": rho, "seed": seed}}
     if ecmp:
         d["ecmp"] = ecmp
     if layout != "server":
         d["layout"] = layout
+    if rail_rule:
+        d["rail_rule"] = rail_rule
     if fail_rate:
         d["failures"] = {"rate": fail_rate, "seed": fail_seed}
     inst = SimInstance.from_dict(d)

@@ -17,7 +17,9 @@ the network the flows see, and for OCS fabrics the controller that reconfigures 
 
 ``layout`` (``server`` by default, or ``rail``: [002] Fig. 24) is the intra-Pod wiring of
 GPUs to leaves / ToRs (``instances.lumos.placement`` module docstring); it applies to every
-architecture (Best ignores it: no links).
+architecture (Best ignores it: no links). ``rail_rule`` (``lane-pairs`` by default, or
+``leaf-pairs``) is the OCS controller's leaf-level requirement rule in the rail layout
+(``heuristics.lumos.requirement``); Best and the Clos have no requirement and ignore it.
 
 [001] §6.3's fabric is ``lumos-51.2T-tau1`` / ``uniform-51.2T-tau1`` (K = 16, 256 GPUs per
 Pod: 8192 GPUs = 32 Pods, spec 5.2 [DECISION]); [002] §6.3's are the three LumosCore and
@@ -72,10 +74,12 @@ def arch_names() -> tuple[str, ...]:
 
 def make_arch(name: str, n_gpus: int, reconfig: str | None = None, ecmp: str = "polarized",
               cfg: RunConfig | None = None, check: bool = False,
-              logical: str = "incremental", layout: str = "server") -> Arch:
+              logical: str = "incremental", layout: str = "server",
+              rail_rule: str = "lane-pairs") -> Arch:
     """The architecture ``name`` (module docstring) at ``n_gpus`` GPUs; ``logical``: the
     OCS controller's logical-topology mode (controller module docstring); ``layout``:
-    ``server`` or ``rail`` (module docstring)."""
+    ``server`` or ``rail``; ``rail_rule``: the rail layout's requirement rule (module
+    docstring)."""
     m = ARCH_RE.match(name)
     if not m:
         raise InstanceError("arch", f"unknown architecture {name!r}; known: {', '.join(arch_names())}")
@@ -90,7 +94,8 @@ def make_arch(name: str, n_gpus: int, reconfig: str | None = None, ecmp: str = "
     kind, chip, tau = m.group(4), float(m.group(5)), int(m.group(6))
     cl = lumos_cluster(chip, tau, n_gpus, layout)
     wiring = "cross" if kind == "lumos" else "uniform"
-    ctrl = OcsController(cl, wiring, reconfig or DEFAULT_RECONFIG[kind], cfg, check, logical)
+    ctrl = OcsController(cl, wiring, reconfig or DEFAULT_RECONFIG[kind], cfg, check, logical,
+                         rail_rule)
     arch = Arch(name, cl, None, ctrl)
     arch.network_changed()
     return arch

@@ -14,6 +14,10 @@ only by what the new job needs; when a unit finds no spine, or with ``full`` ([0
 printed), Heuristic-Decomposition re-splits the whole L, which may move every job's path
 and makes the OCS layer rewire accordingly.
 
+``rail_rule`` (``lane-pairs`` by default, or ``leaf-pairs``): the leaf-level requirement's
+rule in the rail layout (``heuristics.lumos.requirement`` module docstring; ignored in the
+server layout).
+
 Decisions (the papers are silent):
 * a job inside one Pod has L1 = 0 and triggers no reconfiguration (its traffic never
   crosses the OCS layer);
@@ -34,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from heuristics.lumos.logical import extend_split, heuristic_decomposition
-from heuristics.lumos.requirement import leaf_requirement
+from heuristics.lumos.requirement import RAIL_RULES, leaf_requirement
 from instances.lumos.fabric import make_wiring
 from instances.lumos.instance import OcsConfig, ReconfigInstance
 from instances.lumos.check import config_metrics, fibre_paths, realized_topology
@@ -62,9 +66,14 @@ class OcsController:
     """Keeps L, the OCS configuration, R and the routing of one OCS fabric."""
 
     def __init__(self, cluster: Cluster, wiring: str = "cross", method: str = "itv-mdmcf",
-                 cfg: RunConfig | None = None, check: bool = False, logical: str = "incremental"):
+                 cfg: RunConfig | None = None, check: bool = False, logical: str = "incremental",
+                 rail_rule: str = "lane-pairs"):
         if logical not in ("incremental", "full"):
             raise ValueError(f"logical must be 'incremental' or 'full', got {logical!r}")
+        if rail_rule not in RAIL_RULES:
+            raise ValueError(f"rail_rule must be one of {', '.join(RAIL_RULES)}, got "
+                             f"{rail_rule!r}")
+        self.rail_rule = rail_rule
         self.cluster, self.fabric = cluster, cluster.fabric
         self.wiring, self.method, self.check, self.logical = wiring, method, check, logical
         self.full_splits = 0              # admissions that re-decomposed the whole L
@@ -102,7 +111,7 @@ class OcsController:
                      ) -> Reconfiguration | None:
         """:meth:`admit`'s work; ``comp``: its toolkit.kernels.CompileTime."""
         t0 = time.perf_counter()
-        req = leaf_requirement(placement, [self.L])
+        req = leaf_requirement(placement, [self.L], rail_rule=self.rail_rule)
         if not req.L1.any():
             return None
         a, b = np.nonzero(np.triu(req.L1, 1))

@@ -1,16 +1,19 @@
 """The rail-optimized intra-Pod layout ([002] Fig. 24; issue 31): GPU r of every server of a
 rail group on rail leaf r (instances.lumos.placement), its routes on the OCS fabric and the
-Clos, the simulator's flows and the leaf-level requirement under it."""
+Clos, the simulator's flows and the leaf-level requirement under it, by either rail rule
+(lane-pairs, the authors'; leaf-pairs, Principle 3)."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as hs
 
-from heuristics.lumos.requirement import job_requirement
+from heuristics.lumos.requirement import RAIL_RULES, job_requirement, leaf_requirement
 from heuristics.lumos.sim.clos import ClosNetwork
 from heuristics.lumos.sim.networks import OcsNetwork
 from heuristics.lumos.sim.traffic import COLLECTIVE, alltoall_rows, job_flows
 from instances.errors import InstanceError
 from instances.lumos.fabric import Fabric
 from instances.lumos.placement import Cluster, Job, Placement
+from tests.heuristics.lumos.test_requirement import sym
 
 FAB = Fabric(2, 4, 4)            # 2 Pods x 4 leaves x 4 GPU ports: 32 GPUs
 T = 2                            # 2 GPUs per server: rail groups of 4 servers on 2 leaves
@@ -104,6 +107,67 @@ def test_rail_requirement_counts_every_cross_pod_gpu_pair():
         np.add.at(want, (cl.leaf_of(pairs[:, 0]), cl.leaf_of(pairs[:, 1])), 1)
         np.add.at(want, (cl.leaf_of(pairs[:, 1]), cl.leaf_of(pairs[:, 0])), 1)
         assert len(pairs) and np.array_equal(L, want), job
+
+
+def test_leaf_pairs_merge_the_lane_pairs_of_a_leaf_pair():
+    """Hand count. Pod 0 holds servers 0-1 (GPUs 0-3: rail leaves 0, 1), Pod 1 servers 8-13
+    (GPUs 16-27: leaves 4-7); tp 2, pp 2, dp 4. The A.6 fill puts replicas 0-1 of stage 0 in
+    Pod 0, the rest in Pod 1 (stage 0's in servers 8-9, leaves 4, 5): PP crosses in replicas
+    0 and 1, stage 0's DP ring twice. Each crossing joins lane 0 on leaves 0-4, lane 1 on
+    1-5: 2 PP + 2 DP GPU pairs per leaf pair (lane-pairs), 1 PP + 1 DP unit (leaf-pairs).
+    The server layout (servers 0-1 on leaf 0, 8-9 on 4, 10-11 on 5) ignores the rule: one
+    PP leaf pair {0, 5} (TP = 2 units), one DP pair {0, 4} (TP / 2)."""
+    job, gpus = Job(16, tp=2, pp=2, dp=4), np.r_[0:4, 16:28]
+    rail = Placement(Cluster(FAB, T, "rail"), job, gpus)
+    lane, leaf = (job_requirement(rail, rail_rule=r) for r in RAIL_RULES)
+    assert np.array_equal(job_requirement(rail), lane)                     # the default
+    assert np.array_equal(lane, sym(8, [(0, 4, 4), (1, 5, 4)]))
+    assert np.array_equal(leaf, sym(8, [(0, 4, 2), (1, 5, 2)]))
+    server = Placement(Cluster(FAB, T), job, gpus)
+    for rule in RAIL_RULES:
+        assert np.array_equal(job_requirement(server, rail_rule=rule), sym(8, [(0, 5, 2), (0, 4, 1)]))
+    with pytest.raises(ValueError, match="lane-pairs, leaf-pairs"):
+        job_requirement(rail, rail_rule="lanes")
+
+
+@hs.composite
+def rail_jobs(draw):
+    """A rail cluster (2-3 Pods, rail groups of T leaves) and one job on random TP slots."""
+    T = draw(hs.sampled_from([2, 4]))
+    cl = Cluster(Fabric(draw(hs.integers(2, 3)), draw(hs.sampled_from([4, 8])), 2 * T), T,
+                 "rail")
+    rng = np.random.default_rng(draw(hs.integers(0, 2**32 - 1)))
+    tp = int(rng.choice([d for d in (1, 2, 4) if T % d == 0]))
+    slots = cl.n_gpus // tp
+    pp = int(rng.integers(1, 5))
+    dp = int(rng.integers(1, slots // pp + 1))
+    take = rng.choice(slots, pp * dp, replace=False)
+    gpus = np.sort((take[:, None] * tp + np.arange(tp)).ravel())
+    return Placement(cl, Job(len(gpus), tp=tp, pp=pp, dp=dp), gpus)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rail_jobs())
+def test_leaf_pairs_never_ask_more_than_lane_pairs(p):
+    """leaf-pairs asks 1 or 2 units (PP, DP) of every leaf pair lane-pairs asks of, never
+    more than it; the server layout's L is the same under both rules; ``leaf_requirement``
+    estimates a running placement by the rule it is given."""
+    lane, leaf = (job_requirement(p, rail_rule=r) for r in RAIL_RULES)
+    assert np.array_equal(lane > 0, leaf > 0) and (leaf <= lane).all()
+    assert set(np.unique(leaf[leaf > 0])) <= {1, 2}
+    server = Placement(Cluster(p.cluster.fabric, p.cluster.gpus_per_server), p.job, p.gpus)
+    assert np.array_equal(*(job_requirement(server, rail_rule=r) for r in RAIL_RULES))
+    for rule, want in zip(RAIL_RULES, (lane, leaf)):
+        fits = bool((want.sum(axis=1) <= p.cluster.fabric.k_leaf).all())
+        r = leaf_requirement(p, [p] if fits else [], rail_rule=rule)  # a running L within cap
+        assert np.array_equal(r.L1_estimate, want) and np.array_equal(r.L2, want * fits)
+
+
+def test_the_controller_refuses_an_unknown_rule():
+    from heuristics.lumos.sim.controller import OcsController
+
+    with pytest.raises(ValueError, match="lane-pairs, leaf-pairs"):
+        OcsController(Cluster(FAB, T, "rail"), rail_rule="leaf")
 
 
 @pytest.mark.parametrize("kw, words", [

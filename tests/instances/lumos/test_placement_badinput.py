@@ -66,6 +66,9 @@ def test_a_full_cluster_is_a_refusal_not_bad_input(tmp_path):
      "cluster.layout", "server, rail"),
     ({"cluster": {"fabric": {"pods": 2, "k_leaf": 8, "k_spine": 4, "tau": 2},   # 2 leaves a Pod
                   "gpus_per_server": 4, "layout": "rail"}}, "cluster.layout", "rail group"),
+    # the rail requirement rule is a simulation setting (lumos-sim): placement computes no L
+    ({"cluster": {"fabric": {"pods": 2, "k_leaf": 8, "k_spine": 8}, "gpus_per_server": 4,
+                  "layout": "rail", "rail_rule": "leaf-pairs"}}, "cluster.rail_rule", "unknown"),
     ({"cluster": {"fabric": {"pods": 2, "k_leaf": 2 ** 40, "k_spine": 2 ** 20}}}, "cluster.fabric.k_leaf",
      "--max-memory"),
 ])

@@ -13,12 +13,13 @@ LIST = {"problem": "lumos-sim", "format": 1, "name": "fuzz-list", "arch": "best"
                  [20, 30, 128, 8, 2, 8, 8, 0.0, 0.3], [25, 40, 16, 8, 2, 1, 8, 0.07, 0.25]]}
 SPEC = {"problem": "lumos-sim", "format": 1, "name": "fuzz-spec", "arch": "lumos-51.2T-tau2",
         "gpus": 256, "workload": {"kind": "helios", "jobs": 6, "rho": 0.8, "seed": 3}}
+RAIL = {**SPEC, "name": "fuzz-rail", "layout": "rail", "rail_rule": "leaf-pairs"}
 CLOS = {"problem": "lumos-sim", "format": 1, "name": "fuzz-clos", "arch": "clos-25.6T-3tier",
         "gpus": 256, "ecmp": "independent",
         "workload": {"kind": "trace", "jobs": 5, "rho": 0.7, "seed": 0}}
 
 
-@pytest.mark.parametrize("data", [LIST, SPEC, CLOS], ids=["list", "spec", "clos"])
+@pytest.mark.parametrize("data", [LIST, SPEC, CLOS, RAIL], ids=["list", "spec", "clos", "rail"])
 def test_the_seeds_are_valid_and_verified(tmp_path, data):
     code, out, err, path = run_cli(tmp_path, data, "simulate")
     assert_contract(code, out, err, path)
@@ -37,6 +38,12 @@ def test_mutated_workload_specs_keep_the_contract(tmp_path, data):
     assert_contract(*run_cli(tmp_path, data, "simulate"))
 
 
+@settings(FUZZ, max_examples=20)
+@given(data=mutants(RAIL))
+def test_mutated_rail_specs_keep_the_contract(tmp_path, data):
+    assert_contract(*run_cli(tmp_path, data, "simulate"))
+
+
 def _row(k, i, v):
     jobs = [list(r) for r in LIST["jobs"]]
     jobs[k][i] = v
@@ -52,6 +59,13 @@ def _row(k, i, v):
     ({"ecmp": "independent"}, "ecmp", "Clos"),
     ({"layout": "rails"}, "layout", "server, rail"),
     ({"layout": 1}, "layout", "string"),
+    ({"rail_rule": "leaf-pairs"}, "rail_rule", "rail layout only"),          # server layout
+    ({"layout": "rail", "rail_rule": "leaf-pairs"}, "rail_rule", "OCS"),     # on Best
+    ({"arch": "clos-25.6T-3tier", "layout": "rail", "rail_rule": "lane-pairs"}, "rail_rule",
+     "OCS"),
+    ({"arch": "lumos-25.6T-tau1", "layout": "rail", "rail_rule": "lanes"}, "rail_rule",
+     "lane-pairs, leaf-pairs"),
+    ({"arch": "lumos-25.6T-tau1", "layout": "rail", "rail_rule": 1}, "rail_rule", "string"),
     ({"failures": {"rate": 1.0}}, "failures.rate", "< 1"),
     ({"failures": {"rate": -0.1}}, "failures.rate", ">= 0"),
     ({"failures": {"seed": 1}}, "failures.rate", "missing"),

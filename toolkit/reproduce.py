@@ -96,7 +96,7 @@ TARGETS: dict[str, Target] = {
     "spectra-gap": Target("benchmarks.spectra.gap:run",
                           "Spectra gap study: proven optimum (matching MILP, HiGHS) and OPT_T (slot "
                           "MILP) vs Spectra vs lower bound, 4 families, n = 3-6, s = 2-4",
-                          "~5.5 h", "~10 min", "both"),
+                          "~4.5 h", "~10 min", "quick"),    # its solves' sum, resumed
     "delta-sim": Target("benchmarks.delta.sim:run",
                         "DELTA simulator time per evaluation and baseline NCT, Table I workloads",
                         "~10 s", "~10 s"),
@@ -114,7 +114,7 @@ TARGETS: dict[str, Target] = {
                                "cuts", "~3.5 h", "~21 min"),     # its runs' sum, resumed 3 times
     "delta-fig8-simai": Target("benchmarks.delta.simai_figs:run_fig8_simai",
                                "DELTA Fig. 8 on the SimAI/AICB workloads, NCT and iteration-time "
-                               "cuts", "~2.5 h", "~11 min", "full"),
+                               "cuts", "~2.6 h", "~11 min"),     # its runs' sum, resumed
     "delta-fig9": Target("benchmarks.delta.figs:run_fig9",
                          "DELTA Fig. 9: port ratio after port minimization",
                          "~3 h", "~20 min", "full"),
@@ -180,7 +180,7 @@ TARGETS: dict[str, Target] = {
                             "~6 h", "~5 min", "full"),
     "lumos-jct-ilp-probing": Target("benchmarks.lumos.jct_ilp:run_ilp_probing",
                                     "lumos-jct-ilp under probing routing ([001]'s setup, "
-                                    "spec 5.3)", "~3 h", "~8.5 min", "full"),
+                                    "spec 5.3)", "~30 min", "~8.5 min"),
     "lumos-fig25": Target("benchmarks.lumos.robust:run_fig25",
                           "LumosCore vs Clos under probing, ECMP and contention-free routing, 4K "
                           "([002] Fig. 25)", "~30 min", "~3 min"),
@@ -190,10 +190,10 @@ TARGETS: dict[str, Target] = {
                           "Fig. 24)", "~10 min", "~1.5 min"),
     "lumos-fig23": Target("benchmarks.lumos.robust:run_fig23",
                           "LumosCore vs Clos vs workload level (eq. 9), 4K, probing ([002] Fig. 23)",
-                          "~35 min", "~3 min", "full"),
+                          "~32 min", "~3 min"),
     "lumos-fig8d": Target("benchmarks.lumos.robust:run_fig8d",
                           "LumosCore vs Clos vs share of GPUs failed, 4K, probing ([002] Fig. 8(d))",
-                          "~15 min", "~3.5 min", "full"),
+                          "~12 min", "~3.5 min"),
     "lumos-mrar-gap": Target("benchmarks.lumos.mrar_gap:run",
                              "LumosCore: MDMCF's MRAR gain over ITV-MCF split by workload and "
                              "step (+26.23 % ours vs +2.77 % [001])", "~15 min", "~2 min",

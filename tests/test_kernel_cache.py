@@ -164,3 +164,42 @@ def test_a_cold_set_is_compiled_by_one_process_with_one_note_then_loaded(tmp_pat
     assert again.returncode == 0, again.stderr[-2000:]
     assert again.stdout == "" and "note:" not in again.stderr
     assert "compiled 0 loaded 3" in again.stderr
+
+
+_BLAS = """
+import json, sys
+first = sys.argv[1] == "linalg-first"
+if first:
+    import scipy.linalg
+from toolkit import kernels
+kernels.warm(["spectra"])                      # a kernel set: numba's registries, BLAS check
+seen = {"linalg": "scipy.linalg" in sys.modules, "blas": "scipy.linalg.cython_blas" in sys.modules}
+import numpy as np
+import scipy.linalg.cython_blas
+from numba import njit
+
+@njit
+def dot(a, b):                                  # numba's BLAS through the module's pointers
+    return np.dot(a, b)
+seen.update(attr=scipy.linalg.cython_blas is sys.modules["scipy.linalg.cython_blas"],
+            solve=float(scipy.linalg.solve([[2.0]], [4.0])[0]),
+            dot=dot(np.eye(3), np.arange(3.0)).tolist())
+print(json.dumps(seen))
+"""
+
+
+def test_kernels_load_blas_without_scipy_linalg_and_the_package_imports_as_usual():
+    """kernel_cache._blas_module: a process that runs kernels loads
+    scipy.linalg.cython_blas alone (not the scipy.linalg package, 80-145 ms); numba's BLAS
+    works through it, a later import of scipy.linalg works and gets the submodule as its
+    attribute; where scipy.linalg was imported first, the usual path is kept."""
+    out = {}
+    for how in ("kernels-first", "linalg-first"):
+        proc = subprocess.run([sys.executable, "-c", _BLAS, how], cwd=ROOT, capture_output=True,
+                              text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        out[how] = json.loads(proc.stdout)
+    assert out["kernels-first"]["linalg"] is False and out["linalg-first"]["linalg"] is True
+    for seen in out.values():
+        assert seen["blas"] and seen["attr"] and seen["solve"] == 2.0
+        assert seen["dot"] == [0.0, 1.0, 2.0]

@@ -94,12 +94,83 @@ def njit(fn=None, **options):
         return lambda f: njit(f, **options)
     import numba
 
+    _blas_module()
     disp = numba.njit(**options)(fn)
     try:        # what numba's own cache=True sets (Dispatcher.enable_caching), ours first
         disp._cache = _function_cache()(fn)
     except RuntimeError:        # no writable location anywhere: compile in every process
         pass
     return disp
+
+
+@functools.lru_cache(maxsize=None)
+def _blas_module() -> None:
+    """Load ``scipy.linalg.cython_blas`` alone, before numba's first cache load needs it.
+
+    numba's first cache load (or compilation) builds its registries, which import
+    ``numba.np.arraymath``, whose module-level BLAS check imports
+    ``scipy.linalg.cython_blas``; Python imports the package ``scipy.linalg`` first, and its
+    ``__init__`` imports all of scipy.linalg: 80-145 ms of every new process that runs a
+    kernel, a fifth of a warm start (issue 29 items 1 and 3). The check, and numba's C
+    helpers that later take BLAS function pointers from the module, need only that one
+    extension module. [DECISION] So it is loaded here from scipy.linalg's folder under its
+    full name, without the package's ``__init__`` (the module imports nothing of it): the
+    same module object numba would get, found in ``sys.modules``. A later ``import
+    scipy.linalg`` imports the package as usual, and :class:`_LinalgAttribute` then sets
+    the package's ``cython_blas`` attribute, as an import of the submodule would have
+    (tests/test_kernel_cache.py). Where anything differs (scipy.linalg already imported, no
+    such file, a load that fails), nothing is done and numba imports it as before."""
+    import importlib.machinery
+    import importlib.util
+
+    name = "scipy.linalg.cython_blas"
+    if name in sys.modules or "scipy.linalg" in sys.modules:
+        return
+    try:
+        spec = importlib.util.find_spec("scipy")
+        where = Path(spec.origin).parent / "linalg"
+        path = next((where / f"cython_blas{suffix}" for suffix in
+                     importlib.machinery.EXTENSION_SUFFIXES
+                     if (where / f"cython_blas{suffix}").is_file()), None)
+        if path is None:
+            return
+        ext = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(ext)
+        sys.modules[name] = module
+        try:
+            ext.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(name, None)
+            raise
+    except Exception:  # noqa: BLE001 - numba's own import path follows
+        return
+    sys.meta_path.insert(0, _LinalgAttribute())
+
+
+class _LinalgAttribute:
+    """A meta path finder that, once, finds ``scipy.linalg`` as the other finders do and
+    has its loader set the package's ``cython_blas`` attribute after the package runs
+    (:func:`_blas_module` loaded that submodule before its package)."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "scipy.linalg":
+            return None
+        import importlib.util
+
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        loader = spec and spec.loader
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        run = loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            blas = sys.modules.get("scipy.linalg.cython_blas")
+            if blas is not None:
+                module.cython_blas = blas
+        loader.exec_module = exec_module
+        return spec
 
 
 @functools.lru_cache(maxsize=None)

@@ -79,7 +79,8 @@ def plan(paths, methods: list[Variant] | None, cfg: RunConfig, done: dict, repor
 
     ``done`` is :meth:`CsvSink.done`; with ``keyless="keep"`` a finished row without a run
     key counts as done for its (file, method), whatever the settings. ``kept()``, when
-    given, is called after each file is parsed (:func:`toolkit.heap.heap_frozen`'s freeze).
+    given, is called after each file is parsed and kept parsed (:func:`toolkit.heap.heap_frozen`'s
+    freeze; not with ``text``, where the parsed file is dropped).
 
     A task is (file's content, file as named, variant, run key, problem): the content parsed,
     or with ``text`` its JSON text as read, for tasks that go to other processes: a pickled

@@ -4,7 +4,8 @@ reconfigurations, DELTA-Fast on Megatron-177B; see :mod:`benchmarks.batch_scalin
 batches of 64 and 256 tasks, on the local process pool at 1 worker and at the machine's
 cores, one repeat each; and the pool's start on its own: a fresh process that starts a pool
 of ``w`` workers with the batch's modules and kernel sets and waits until every worker has
-answered once (a roll call at a barrier: :mod:`benchmarks.pool_roll`) (``start_s``: the forkserver's imports and kernel loading, then the forks).
+answered once, a roll call at a barrier (:mod:`benchmarks.pool_roll`): ``start_s``, the
+forkserver's imports and kernel loading, then the forks.
 
 A batch's wall at ``w`` workers is about ``start_s + runtime_sum_s(w) / w`` plus the
 parent's planning and the last tasks' tail; ``bound`` is that sum without the tail and the

@@ -27,8 +27,9 @@ def reduce_dag(g: FullDag, prune: bool = True) -> dict:
     optional rule and keeps the DAG's ASAP semantics exactly. The same pass carries a
     second vector per node, the longest distances to every task through at least one task
     on the way (tasks count 0), so the pruning costs no pass of its own: the chain test
-    of a task's row reads its two vectors (issue 29 item 3: 8.2 -> 2.7 ms on Megatron-177B's
-    204 tasks; the edges kept are those of the row-by-row test in tests/instances/test_fast_paths.py).
+    of a task's row reads its two vectors (issue 29 item 3: 8.5 -> 3.8 ms on Megatron-177B's
+    204 tasks; the edges kept are those of the row-by-row test of
+    tests/instances/test_fast_paths.py).
     """
     plan = g.plan if g.plan is not None else reduce_plan(g)
     M, comm, dur = len(g.tasks), plan["comm"], g.dur

@@ -96,7 +96,7 @@ TARGETS: dict[str, Target] = {
     "spectra-gap": Target("benchmarks.spectra.gap:run",
                           "Spectra gap study: proven optimum (matching MILP, HiGHS) and OPT_T (slot "
                           "MILP) vs Spectra vs lower bound, 4 families, n = 3-6, s = 2-4",
-                          "~4.5 h", "~10 min", "quick"),    # its solves' sum, resumed
+                          "~4.5 h", "~10 s"),    # full: its solves' sum, resumed
     "delta-sim": Target("benchmarks.delta.sim:run",
                         "DELTA simulator time per evaluation and baseline NCT, Table I workloads",
                         "~10 s", "~10 s"),
@@ -174,7 +174,7 @@ TARGETS: dict[str, Target] = {
                               "~4 h", "~10 min", "full"),
     "lumos-jct-scale-probing": Target("benchmarks.lumos.jct_scale:run_scale_probing",
                                       "lumos-jct-scale under probing routing ([002]'s default; "
-                                      "no larger-jobs part)", "~1 h", "~15 min", "quick"),
+                                      "no larger-jobs part)", "~1 h", "~5 min"),
     "lumos-jct-ilp": Target("benchmarks.lumos.jct_ilp:run_ilp",
                             "MDMCF vs MCF vs ILP vs Uniform vs Clos: JRT/JWT slowdowns and Avg.JCT, simulated ([001] Fig. 8)",
                             "~6 h", "~5 min", "full"),

@@ -235,7 +235,8 @@ def run(quick: bool = False, out_dir: Path = Path("results")) -> list[Path]:
           f"Each piece in a fresh process after its prerequisites (numpy; numba for the "
           f"registries and the kernel sets), median of {repeats}. `numba registries`: numba "
           "builds its typing and lowering registries on the first load from the cache "
-          "(importing numba.np.arraymath, which imports scipy.linalg); a kernel set's time "
+          "(importing numba.np.arraymath, whose BLAS check gets scipy.linalg.cython_blas, "
+          "loaded alone by toolkit.kernel_cache); a kernel set's time "
           "includes it.", "", md_table(parts, ".3g"), ""]
     tables = {"cold_start.csv": table, "cold_start_parts.csv": parts}
     if not cold.empty:

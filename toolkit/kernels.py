@@ -5,7 +5,7 @@ user's way (issue 29 item 1).
 numba compiles a kernel on its first call with each signature (argument types, array
 layouts), or loads the machine code from its disk cache (toolkit.kernel_cache: a per-user
 folder, ``~/.cache/ocs-opt/numba`` or under ``NUMBA_CACHE_DIR``, keyed by the kernels'
-sources): 15-100 s per set with an empty cache on 2 cores, 0.65 CPU seconds per process from
+sources): 15-100 s per set with an empty cache on 2 cores, 0.35-0.55 s per process from
 the cache. ``make install`` (and ``python -m toolkit.kernels`` after a ``pip install``)
 fills the cache for every set, so no run compiles; a process that does (a new host, an
 edited kernel) says so once on stderr (:func:`warm`). A method that runs compiled code
@@ -24,9 +24,9 @@ signature per entry point; rewriting the kernels (42 functions, about 1,700 line
 files) in C or Cython would fork them from the Python reference and add a compiler to the
 install; no library does ejection chains or the warm-started Jonker-Volgenant rounds. With
 the cache filled, a new process pays numba's import and its first cache load (numba's
-registries, which import scipy.linalg) and the signatures it runs: 0.65-0.85 CPU seconds,
-the wall of an idle 2-core machine, within the issue's 1.5 s (results/cold_start.md); the
-kernels stay one Python source.
+registries, with scipy.linalg's BLAS module loaded alone: toolkit.kernel_cache) and the
+signatures it runs: 0.34-0.57 s more than a warm solve on an idle 2-core machine, within
+the issue's 1.5 s (results/cold_start.md); the kernels stay one Python source.
 
 :func:`compile_clock` measures what this thread still spends in numba's compiler (a
 signature a warm-up missed): ``run_task`` leaves it out of ``runtime_s`` (reported as

@@ -110,7 +110,6 @@ def table_report(out_dir: Path, quick: bool, target: str, title: str, cores: int
                         headline(head[0], table[head[1]]))
 
 
-
 def run_script(script: str, arg, what: str):
     """Run ``script`` (Python source) in a fresh interpreter at the repository's root with
     ``arg`` as JSON in ``sys.argv[1]``; return the JSON of its last line of stdout.

@@ -79,15 +79,15 @@ def plan(paths, methods: list[Variant] | None, cfg: RunConfig, done: dict, repor
 
     ``done`` is :meth:`CsvSink.done`; with ``keyless="keep"`` a finished row without a run
     key counts as done for its (file, method), whatever the settings. ``kept()``, when
-    given, is called after each file is parsed and kept parsed (:func:`toolkit.heap.heap_frozen`'s
-    freeze; not with ``text``, where the parsed file is dropped).
+    given, is called after each file is parsed and kept parsed
+    (:func:`toolkit.heap.heap_frozen`'s freeze; not with ``text``: the parsed file is dropped).
 
     A task is (file's content, file as named, variant, run key, problem): the content parsed,
     or with ``text`` its JSON text as read, for tasks that go to other processes: a pickled
     text is a copy of one string where a parsed file is tens of thousands of objects to
-    pickle and unpickle (2.3 + 4.3 ms for a 64-Pod reconfiguration, and on a Dask cluster
-    once more through the scheduler), and the worker parses it (3.8 ms) before it builds
-    the instance, as it would the file. The parent then keeps the text, not the parsed file.
+    pickle and unpickle (2.3 + 4.3 ms for a 64-Pod reconfiguration), and the worker parses
+    it (3.8 ms) before it builds the instance, as it would the file. The parent then keeps
+    the text, not the parsed file.
     """
     if keyless not in ("rerun", "keep"):
         raise ValueError(f"keyless must be 'rerun' or 'keep', got {keyless!r}")

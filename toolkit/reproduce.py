@@ -8,18 +8,15 @@ also says how long it takes on 2 cores, in full and with ``--quick`` (``solve.py
 results/ or timed on the shared 2-core machine (load 3-8; the short targets and every
 ``--quick`` below 1 min retimed for issue 28, nice 10), except those marked estimated
 (extrapolated from recorded runs, e.g. the full DELTA figures from their ``--quick`` runs
-at a 10x time limit; not run in full). The two ``delta-fig*-simai`` targets (issue 31):
-quick timed side by side at load 6-8, nice 10 (1271 s, 681 s); full = the partial full
-run's 94 min (side by side, load 6-8) plus what its report estimates for the rest.
-``lumos-fig24`` (issue 31): full 14 min + 1.7 min (two invocations, the second resumed), load
-4-6, nice 10, side by side with ``lumos-jct-ilp-probing --quick`` for half of it; quick 93 s
-at load 3-4. ``lumos-jct-ilp-probing``: quick timed at load 5-6 beside that full run; full
-estimated from the ECMP full run's simulation time (2,643 s) and the probing / ECMP ratio of
-the quick sizes at that load (about 4x). ``batch-overhead`` (issue 29): full 2.5 min, quick
-15 s, at load 4-4.5, not niced (its committed report's run). ``lumos-fig23`` full: 32 min at
-load 4-5 beside other jobs (its committed run), ``lumos-fig8d`` full 12 min at load 3-4;
-``spectra-gap`` full: its n <= 5 part's ~4 h
-plus the n = 6 part's 1.6 h (load about 4).
+at a 10x time limit; not run in full). Issue 31's full runs, resumed over several
+sessions at load 1-8: ``delta-fig6-simai`` and ``delta-fig8-simai`` the sum of their runs'
+times (3.5 h, 2.6 h; quick timed side by side at load 6-8, nice 10: 1271 s, 681 s);
+``spectra-gap`` the sum of its solves (4.5 h; quick 7 s from a fresh clone);
+``lumos-jct-scale-probing`` 41 + 18 min (two invocations, load 2-4), quick 284 s from a
+fresh clone beside another quick run; ``lumos-jct-ilp-probing`` 30 min (load 1-4), quick at
+load 5-6; ``lumos-fig24`` 9.6 min (load 1-4, nice 10), quick 93 s at load 3-4;
+``lumos-fig23`` 32 min at load 4-5, ``lumos-fig8d`` 12 min at load 3-4 (their committed
+runs). ``batch-overhead`` (issue 29): full 2.5 min, quick 15 s, at load 4-4.5, not niced.
 
 Where a run writes (issue 28): a full run into its paper's folder, ``results/<paper>/``
 (issue 30: ``spectra-fig5`` into ``results/spectra/``; the shared targets into ``results/``),
